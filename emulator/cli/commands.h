@@ -1,0 +1,21 @@
+// The subcommands of `myriad`. Each returns the process exit status:
+// 0 success, 1 failure of the thing run, 2 bad input (usage, scenario errors).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace myriad::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+
+// `myriad check SCENARIO`: prints the resolved cluster and where each number came from.
+int RunCheck(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// `myriad collective SCENARIO --op OP ...`: nccl-tests-style table of predicted collectives.
+int RunCollective(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace myriad::cli

@@ -1,0 +1,33 @@
+// `myriad`: the command-line entry point. Dispatches to one subcommand.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: myriad <command> [args]\n"
+    "\n"
+    "commands:\n"
+    "  check SCENARIO                   print the resolved cluster and where each number came from\n"
+    "  collective SCENARIO --op OP ...  predict NCCL collectives, printed like nccl-tests\n"
+    "\n"
+    "`myriad <command> --help` describes one command.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    (args.empty() ? std::cerr : std::cout) << kUsage;
+    return args.empty() ? myriad::cli::kExitBadInput : myriad::cli::kExitOk;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  if (command == "check") return myriad::cli::RunCheck(args, std::cout, std::cerr);
+  if (command == "collective") return myriad::cli::RunCollective(args, std::cout, std::cerr);
+  std::cerr << "myriad: error: unknown command '" << command << "'\n" << kUsage;
+  return myriad::cli::kExitBadInput;
+}

@@ -1,0 +1,146 @@
+// GPU catalog. Datasheet figures come from ../shared/reference/hardware.md (vendor
+// datasheets, dense tensor-core rates without sparsity) unless a comment says otherwise.
+// HBM "GB" figures are read as GiB: HBM stacks are binary-sized (nvidia-smi reports
+// 81920 MiB on an A100 80GB).
+#include <array>
+
+#include "catalog/lookup.h"
+#include "myriad/netmodel/hardware.h"
+
+namespace myriad::netmodel {
+namespace {
+
+constexpr double kTera = 1e12;
+constexpr double kGiga = 1e9;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// NVLink per-link signalling rate per direction: NVLink3/4 = 25 GB/s, NVLink5 = 50 GB/s
+// (12 x 25 = 300 GB/s on A100, 18 x 25 = 450 GB/s on H100, 18 x 50 = 900 GB/s on B200:
+// shared/reference/hardware.md).
+constexpr double kNvlink34LinkRate = 25 * kGiga;
+constexpr double kNvlink5LinkRate = 50 * kGiga;
+
+// NCCL's per-link data rates (NVIDIA/nccl src/graph/topo.h SM80_NVLINK_BW, SM90_NVLINK_BW,
+// SM100_NVLINK_BW) divided by the signalling rates above.
+constexpr double kNvlinkEffAmpere = 20.0 / 25.0;
+constexpr double kNvlinkEffHopper = 20.6 / 25.0;
+constexpr double kNvlinkEffBlackwell = 40.1 / 50.0;
+
+// Per-channel (one SM) ceilings, from NCCL's per-channel bandwidth caps
+// (src/graph/tuning.cc perChMaxTreeBws: Ampere 24.0, Hopper 38.7 GB/s). Blackwell is not
+// in the versions we read; assumed to scale with the NVLink data rate (x1.95).
+constexpr double kChannelBwAmpere = 24.0 * kGiga;
+constexpr double kChannelBwHopper = 38.7 * kGiga;
+constexpr double kChannelBwBlackwell = 38.7 * kGiga * (40.1 / 20.6);
+
+GpuSpec A100() {
+  GpuSpec g;
+  g.key = "a100-sxm-80gb";
+  g.name = "NVIDIA A100-SXM4-80GB";
+  g.bf16_flops = 312 * kTera;  // hardware.md
+  g.fp8_flops = 0;             // no FP8 tensor cores on Ampere
+  g.fp32_flops = 19.5 * kTera; // A100 datasheet, FP32 (non-tensor)
+  g.hbm_bytes = 80 * kGiB;     // hardware.md: 80 GB HBM2e
+  g.hbm_bandwidth = 2.039e12;  // hardware.md
+  g.sm_count = 108;            // A100 whitepaper
+  g.compute_capability_major = 8;
+  g.compute_capability_minor = 0;
+  g.nvlink_generation = 3;
+  g.nvlink_links = 12;  // hardware.md
+  g.nvlink_link_bandwidth = kNvlink34LinkRate;
+  g.nvlink_efficiency = kNvlinkEffAmpere;
+  g.channel_bandwidth = kChannelBwAmpere;
+  g.nvlink_sharp = false;  // NVSwitch gen2 has no multicast
+  g.pcie_generation = 4;
+  return g;
+}
+
+GpuSpec H100() {
+  GpuSpec g;
+  g.key = "h100-sxm";
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.bf16_flops = 989.4 * kTera;  // hardware.md
+  g.fp8_flops = 1978.9 * kTera;  // hardware.md
+  g.fp32_flops = 66.9 * kTera;   // H100 SXM datasheet, FP32 (non-tensor)
+  g.hbm_bytes = 80 * kGiB;       // hardware.md: 80 GB HBM3
+  g.hbm_bandwidth = 3.35e12;     // hardware.md
+  g.sm_count = 132;              // H100 SXM5 whitepaper
+  g.compute_capability_major = 9;
+  g.compute_capability_minor = 0;
+  g.nvlink_generation = 4;
+  g.nvlink_links = 18;  // hardware.md
+  g.nvlink_link_bandwidth = kNvlink34LinkRate;
+  g.nvlink_efficiency = kNvlinkEffHopper;
+  g.channel_bandwidth = kChannelBwHopper;
+  g.nvlink_sharp = true;  // NVSwitch gen3 with NVLS (hardware.md)
+  g.pcie_generation = 5;
+  return g;
+}
+
+GpuSpec H200() {
+  GpuSpec g = H100();
+  g.key = "h200-sxm";
+  g.name = "NVIDIA H200";
+  g.bf16_flops = 989 * kTera;   // hardware.md
+  g.fp8_flops = 1979 * kTera;   // hardware.md
+  g.hbm_bytes = 141 * kGiB;     // hardware.md: 141 GB HBM3e
+  g.hbm_bandwidth = 4.8e12;     // hardware.md
+  return g;
+}
+
+GpuSpec B200() {
+  GpuSpec g;
+  g.key = "b200";
+  g.name = "NVIDIA B200";
+  g.bf16_flops = 2250 * kTera;  // hardware.md
+  g.fp8_flops = 4500 * kTera;   // hardware.md
+  g.fp32_flops = 75 * kTera;    // HGX B200 datasheet (600 TFLOP/s FP32 per 8 GPUs)
+  g.hbm_bytes = 192 * kGiB;     // hardware.md: 192 GB HBM3e
+  g.hbm_bandwidth = 8e12;       // hardware.md
+  g.sm_count = 148;             // Blackwell architecture brief (2 dies x 74 SMs)
+  g.compute_capability_major = 10;
+  g.compute_capability_minor = 0;
+  g.nvlink_generation = 5;
+  g.nvlink_links = 18;  // 18 x 50 GB/s = 900 GB/s per direction (hardware.md)
+  g.nvlink_link_bandwidth = kNvlink5LinkRate;
+  g.nvlink_efficiency = kNvlinkEffBlackwell;
+  g.channel_bandwidth = kChannelBwBlackwell;
+  g.nvlink_sharp = true;
+  g.pcie_generation = 5;  // HGX B200 host link
+  return g;
+}
+
+GpuSpec GB200() {
+  GpuSpec g = B200();
+  g.key = "gb200";
+  g.name = "NVIDIA GB200";
+  g.bf16_flops = 2500 * kTera;  // hardware.md (per GPU)
+  g.fp8_flops = 5000 * kTera;   // hardware.md
+  g.fp32_flops = 80 * kTera;    // GB200 NVL72 datasheet (5760 TFLOP/s FP32 per 72 GPUs)
+  g.hbm_bytes = 186 * kGiB;     // hardware.md: 186 GB HBM3e
+  g.hbm_bandwidth = 8e12;       // hardware.md: about 8 TB/s
+  return g;
+}
+
+const std::array<GpuSpec, 5>& Gpus() {
+  static const std::array<GpuSpec, 5> kGpus = {A100(), H100(), H200(), B200(), GB200()};
+  return kGpus;
+}
+
+}  // namespace
+
+Result<GpuSpec> FindGpu(std::string_view key) { return catalog::Find(Gpus(), key, "GPU"); }
+std::vector<std::string> GpuKeys() { return catalog::Keys(Gpus()); }
+
+double PcieX16Bandwidth(int generation) {
+  // Per direction, x16, after 128b/130b encoding (PCI-SIG: Gen4 16 GT/s, Gen5 32, Gen6 64).
+  switch (generation) {
+    case 3: return 15.75 * kGiga;
+    case 4: return 31.5 * kGiga;
+    case 5: return 63.0 * kGiga;
+    case 6: return 121.0 * kGiga;
+    default: return 0;
+  }
+}
+
+}  // namespace myriad::netmodel

@@ -1,0 +1,63 @@
+// NIC and switch catalog.
+#include <array>
+
+#include "catalog/lookup.h"
+#include "myriad/netmodel/hardware.h"
+
+namespace myriad::netmodel {
+namespace {
+
+constexpr double kGbps = 1e9 / 8;  // bytes/s per Gb/s
+
+// nccl-tests reaches 46-49 GB/s on a 50 GB/s ConnectX-7 (shared/reference/collectives.md,
+// nccl-tests issues 290, 267): about 96% of line rate after IB headers and flow control.
+constexpr double kRdmaEfficiency = 0.96;
+
+// One-way NIC processing latency. Assumed (typical RDMA NIC figure, not from a datasheet we
+// hold); with kSwitchLatency it makes a one-leaf path about 1 us, the fabric NCCL's
+// network-hop constants were tuned on.
+constexpr double kNicLatency = 0.4e-6;
+// Port-to-port latency of an InfiniBand/Ethernet AI switch. Assumed, same caveat.
+constexpr double kSwitchLatency = 0.2e-6;
+
+NicSpec Cx7() {
+  return {"cx7-400g", "NVIDIA ConnectX-7 400G", 400 * kGbps, kRdmaEfficiency, kNicLatency,
+          5 /* hardware.md: PCIe Gen5 x16 */};
+}
+NicSpec Cx8() {
+  return {"cx8-800g", "NVIDIA ConnectX-8 800G", 800 * kGbps, kRdmaEfficiency, kNicLatency,
+          6 /* hardware.md: PCIe Gen6 */};
+}
+
+// Quantum-2 (QM9700): 64 ports of NDR 400G; Quantum-X800: 144 ports of XDR 800G;
+// both with SHARP in-network reduction (NVIDIA product briefs).
+SwitchSpec Quantum2() {
+  return {"quantum-2", "NVIDIA Quantum-2 NDR", 64, 400 * kGbps, kSwitchLatency, true};
+}
+SwitchSpec QuantumX800() {
+  return {"quantum-x800", "NVIDIA Quantum-X800 XDR", 144, 800 * kGbps, kSwitchLatency, true};
+}
+// A generic 64-port 400G Ethernet switch without in-network reduction.
+SwitchSpec Ethernet400() {
+  return {"ethernet-400g", "64-port 400G Ethernet", 64, 400 * kGbps, kSwitchLatency, false};
+}
+
+const std::array<NicSpec, 2>& Nics() {
+  static const std::array<NicSpec, 2> kNics = {Cx7(), Cx8()};
+  return kNics;
+}
+const std::array<SwitchSpec, 3>& Switches() {
+  static const std::array<SwitchSpec, 3> kSwitches = {Quantum2(), QuantumX800(), Ethernet400()};
+  return kSwitches;
+}
+
+}  // namespace
+
+Result<NicSpec> FindNic(std::string_view key) { return catalog::Find(Nics(), key, "NIC"); }
+std::vector<std::string> NicKeys() { return catalog::Keys(Nics()); }
+Result<SwitchSpec> FindSwitch(std::string_view key) {
+  return catalog::Find(Switches(), key, "switch");
+}
+std::vector<std::string> SwitchKeys() { return catalog::Keys(Switches()); }
+
+}  // namespace myriad::netmodel

@@ -1,0 +1,68 @@
+// A cluster as the network model sees it: GPUs grouped into scale-up domains (NVLink),
+// domains joined by a scale-out network (NICs and switches).
+#pragma once
+
+#include <string>
+
+#include "myriad/netmodel/hardware.h"
+#include "myriad/status.h"
+
+namespace myriad::netmodel {
+
+enum class ScaleUpKind {
+  kNvSwitch,   // one node's GPUs share NVSwitches (DGX/HGX)
+  kNvlDomain,  // NVLink spans several nodes (GB200 NVL72)
+  kPcie,       // no NVLink: GPUs talk over PCIe
+};
+
+enum class ScaleOutTopology {
+  kNone,           // single scale-up domain, no network
+  kSingleSwitch,   // every NIC on one switch
+  kRailOptimized,  // NIC i of every node on rail i's leaves; spine joins rails
+  kClos,           // two-tier leaf/spine, leaves may be oversubscribed
+};
+
+std::string_view ToString(ScaleUpKind kind);
+std::string_view ToString(ScaleOutTopology topology);
+
+struct ScaleUp {
+  ScaleUpKind kind = ScaleUpKind::kNvSwitch;
+  int domain_size = 0;     // GPUs that reach each other over the scale-up fabric
+  double bandwidth = 0;    // per GPU, per direction, signalling rate
+  double efficiency = 0;   // data fraction of `bandwidth`
+  double latency = 0;      // GPU to GPU through the fabric, seconds
+  bool nvls = false;       // NVLink SHARP usable
+  double data_bandwidth() const { return bandwidth * efficiency; }
+};
+
+struct ScaleOut {
+  ScaleOutTopology topology = ScaleOutTopology::kNone;
+  NicSpec nic;
+  int nics_per_node = 0;
+  SwitchSpec leaf_switch;
+  double oversubscription = 1.0;  // leaf downlink : uplink capacity
+  int nodes_per_leaf = 0;         // nodes whose NICs (of one rail) share a leaf
+  bool in_network_reduction = false;
+};
+
+struct Cluster {
+  GpuSpec gpu;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  ScaleUp scale_up;
+  ScaleOut scale_out;
+
+  int total_gpus() const { return nodes * gpus_per_node; }
+  int scale_up_domains() const { return total_gpus() / scale_up.domain_size; }
+  // Scale-out data rate per GPU, per direction (all of a node's NICs shared by its GPUs).
+  double scale_out_bandwidth_per_gpu() const;
+  // Data rate of the NIC that one GPU's traffic uses (flows are not split across NICs).
+  double nic_data_bandwidth() const { return scale_out.nic.line_rate * scale_out.nic.efficiency; }
+  // One-way latency NIC to NIC through the fabric; `cross_leaf` adds the spine hops.
+  double network_latency(bool cross_leaf) const;
+
+  // Checks internal consistency (divisibility, positive rates); the message names the field.
+  Status Validate() const;
+};
+
+}  // namespace myriad::netmodel

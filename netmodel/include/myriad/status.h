@@ -1,0 +1,53 @@
+// Status and Result<T>: the error value passed across module edges (LevelDB style).
+// It lives in netmodel because netmodel is the leaf of Myriad's dependency graph.
+#pragma once
+
+#include <cassert>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace myriad {
+
+class Status {
+ public:
+  enum class Code { kOk, kInvalidArgument, kNotFound, kUnsupported, kInternal };
+
+  Status() = default;
+  static Status Ok() { return Status(); }
+  static Status InvalidArgument(std::string msg) { return {Code::kInvalidArgument, std::move(msg)}; }
+  static Status NotFound(std::string msg) { return {Code::kNotFound, std::move(msg)}; }
+  static Status Unsupported(std::string msg) { return {Code::kUnsupported, std::move(msg)}; }
+  static Status Internal(std::string msg) { return {Code::kInternal, std::move(msg)}; }
+
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  Status(Code code, std::string msg) : code_(code), message_(std::move(msg)) {}
+  Code code_ = Code::kOk;
+  std::string message_;
+};
+
+// A value or the Status that explains why there is none.
+template <typename T>
+class Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) { assert(!status_.ok()); }  // NOLINT
+
+  bool ok() const { return value_.has_value(); }
+  const Status& status() const { return status_; }
+  const T& value() const& { return *value_; }
+  T& value() & { return *value_; }
+  T&& value() && { return std::move(*value_); }
+  const T& operator*() const { return *value_; }
+  const T* operator->() const { return &*value_; }
+
+ private:
+  std::optional<T> value_;
+  Status status_;
+};
+
+}  // namespace myriad
