@@ -1,0 +1,186 @@
+// `myriad check`: loads a scenario and prints the cluster it resolves to, every figure followed
+// by where it came from, so a user can see which numbers are theirs and which are Myriad's.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/commands.h"
+#include "myriad/emulator/scenario.h"
+#include "myriad/emulator/units.h"
+
+namespace myriad::cli {
+namespace {
+
+using emulator::FormatBandwidth;
+using emulator::FormatBytes;
+using emulator::FormatDuration;
+using emulator::FormatFlops;
+using emulator::FormatNumber;
+using netmodel::ScaleOutTopology;
+
+constexpr const char* kUsage =
+    "usage: myriad check SCENARIO\n"
+    "\n"
+    "Loads SCENARIO (a TOML file, see docs/scenarios.md), checks it, and prints the\n"
+    "cluster it describes. Each figure ends with where it came from:\n"
+    "  [FILE:LINE:COL]           written in the scenario\n"
+    "  [override FILE:LINE:COL]  written in the scenario, replacing a catalog figure or default\n"
+    "  [catalog KEY]             Myriad's hardware catalog\n"
+    "  [default]                 Myriad's default\n"
+    "  [derived: ...]            computed from other figures\n"
+    "Exit status: 0 if the scenario is valid, 2 if not.\n";
+
+struct Row {
+  std::string label;  // empty: a section heading in `value`
+  std::string value;
+  std::string origin;
+};
+
+class Report {
+ public:
+  explicit Report(const emulator::Scenario& scenario) : scenario_(scenario) {}
+
+  void Section(std::string title) { rows_.push_back({"", std::move(title), ""}); }
+  void Line(std::string label, std::string value, std::string origin = "") {
+    rows_.push_back({std::move(label), std::move(value), std::move(origin)});
+  }
+  // A line whose origin is the one the scenario recorded for `key`.
+  void Traced(std::string label, std::string value, std::string_view key) {
+    Line(std::move(label), std::move(value), std::string(scenario_.Origin(key)));
+  }
+
+  void Print(std::ostream& out) const {
+    std::size_t label_width = 0, value_width = 0;
+    for (const Row& row : rows_) {
+      if (row.label.empty()) continue;
+      label_width = std::max(label_width, row.label.size());
+      if (!row.origin.empty()) value_width = std::max(value_width, row.value.size());
+    }
+    bool first = true;
+    for (const Row& row : rows_) {
+      if (row.label.empty()) {
+        out << (first ? "" : "\n") << row.value << "\n";
+      } else if (row.origin.empty()) {
+        out << fmt::format("  {:<{}}  {}\n", row.label, label_width, row.value);
+      } else {
+        out << fmt::format("  {:<{}}  {:<{}}  [{}]\n", row.label, label_width, row.value,
+                           value_width, row.origin);
+      }
+      first = false;
+    }
+  }
+
+ private:
+  const emulator::Scenario& scenario_;
+  std::vector<Row> rows_;
+};
+
+std::string YesNo(bool value) { return value ? "yes" : "no"; }
+
+void Describe(const emulator::Scenario& s, Report& r) {
+  const netmodel::Cluster& c = s.cluster;
+  const netmodel::GpuSpec& gpu = c.gpu;
+
+  r.Section("scenario");
+  r.Line("name", s.name);
+  r.Line("file", s.path);
+  if (!s.description.empty()) r.Line("description", s.description);
+
+  r.Section("cluster");
+  r.Traced("GPU", fmt::format("{} ({})", gpu.name, gpu.key), "gpu");
+  r.Traced("nodes", std::to_string(c.nodes), "nodes");
+  r.Traced("GPUs per node", std::to_string(c.gpus_per_node), "gpus_per_node");
+  r.Line("total GPUs", std::to_string(c.total_gpus()), "derived: nodes x gpus_per_node");
+
+  r.Section("GPU");
+  r.Traced("BF16 peak", FormatFlops(gpu.bf16_flops), "gpu.bf16_flops");
+  r.Traced("FP8 peak", gpu.fp8_flops > 0 ? FormatFlops(gpu.fp8_flops) : "none", "gpu.fp8_flops");
+  r.Traced("FP32 peak", FormatFlops(gpu.fp32_flops), "gpu.fp32_flops");
+  r.Traced("HBM", FormatBytes(gpu.hbm_bytes), "gpu.hbm");
+  r.Traced("HBM bandwidth", FormatBandwidth(gpu.hbm_bandwidth), "gpu.hbm_bandwidth");
+  r.Traced("SMs", std::to_string(gpu.sm_count), "gpu.sm_count");
+  r.Traced("NVLink links", std::to_string(gpu.nvlink_links), "gpu.nvlink_links");
+  r.Traced("NVLink link bandwidth", FormatBandwidth(gpu.nvlink_link_bandwidth),
+           "gpu.nvlink_link_bandwidth");
+  r.Traced("NVLink efficiency", FormatNumber(gpu.nvlink_efficiency), "gpu.nvlink_efficiency");
+  r.Traced("channel bandwidth", FormatBandwidth(gpu.channel_bandwidth), "gpu.channel_bandwidth");
+  r.Traced("NVLink SHARP", YesNo(gpu.nvlink_sharp), "gpu.nvlink_sharp");
+
+  const netmodel::ScaleUp& up = c.scale_up;
+  r.Section("scale-up (per GPU, per direction)");
+  r.Traced("kind", std::string(netmodel::ToString(up.kind)), "scale_up.kind");
+  r.Traced("domain size", fmt::format("{} GPUs", up.domain_size), "scale_up.domain_size");
+  r.Line("domains", std::to_string(c.scale_up_domains()), "derived: total GPUs / domain size");
+  r.Traced("bandwidth (signalling)", FormatBandwidth(up.bandwidth), "scale_up.bandwidth");
+  r.Traced("efficiency", FormatNumber(up.efficiency), "scale_up.efficiency");
+  r.Line("bandwidth (data)", FormatBandwidth(up.data_bandwidth()),
+         "derived: bandwidth x efficiency");
+  r.Traced("latency", FormatDuration(up.latency), "scale_up.latency");
+  r.Traced("NVLS", YesNo(up.nvls), "scale_up.nvls");
+
+  const netmodel::ScaleOut& out = c.scale_out;
+  r.Section("scale-out (per direction)");
+  r.Traced("topology", std::string(netmodel::ToString(out.topology)), "scale_out.topology");
+  if (out.topology == ScaleOutTopology::kNone) return;
+  r.Traced("NIC", fmt::format("{} ({})", out.nic.name, out.nic.key), "scale_out.nic");
+  r.Traced("NICs per node", std::to_string(out.nics_per_node), "scale_out.nics_per_node");
+  r.Traced("NIC rate", FormatBandwidth(out.nic.line_rate), "scale_out.nic.rate");
+  r.Traced("NIC efficiency", FormatNumber(out.nic.efficiency), "scale_out.nic.efficiency");
+  r.Line("NIC data rate", FormatBandwidth(c.nic_data_bandwidth()), "derived: rate x efficiency");
+  r.Line("bandwidth per GPU (data)",
+         fmt::format("{} ({} NICs / {} GPUs)", FormatBandwidth(c.scale_out_bandwidth_per_gpu()),
+                     out.nics_per_node, c.gpus_per_node),
+         "derived: NICs x data rate / gpus_per_node");
+  r.Traced("switch", fmt::format("{} ({})", out.leaf_switch.name, out.leaf_switch.key),
+           "scale_out.switch");
+  r.Line("switch ports",
+         fmt::format("{} x {}", out.leaf_switch.radix, FormatBandwidth(out.leaf_switch.port_rate)),
+         "catalog " + out.leaf_switch.key);
+  r.Traced("oversubscription", FormatNumber(out.oversubscription) + ":1",
+           "scale_out.oversubscription");
+  r.Traced("nodes per leaf", std::to_string(out.nodes_per_leaf), "scale_out.nodes_per_leaf");
+  r.Traced("in-network reduction", YesNo(out.in_network_reduction),
+           "scale_out.in_network_reduction");
+  r.Traced("NIC latency", FormatDuration(out.nic.latency), "scale_out.nic.latency");
+  r.Traced("switch latency", FormatDuration(out.leaf_switch.latency), "scale_out.switch.latency");
+  r.Line("latency, same leaf", FormatDuration(c.network_latency(false)),
+         "derived: 2 NICs + 1 switch");
+  r.Line("latency, across leaves", FormatDuration(c.network_latency(true)),
+         "derived: 2 NICs + 3 switches");
+}
+
+}  // namespace
+
+int RunCheck(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto usage_error = [&](const std::string& message) {
+    err << "myriad check: error: " << message << "\n" << kUsage;
+    return kExitBadInput;
+  };
+  std::string path;
+  for (const std::string& arg : args) {
+    if (arg == "--help" || arg == "-h") {
+      out << kUsage;
+      return kExitOk;
+    }
+    if (arg.size() > 1 && arg[0] == '-') return usage_error("unknown option '" + arg + "'");
+    if (!path.empty()) return usage_error("unexpected argument '" + arg + "'");
+    path = arg;
+  }
+  if (path.empty()) return usage_error("missing SCENARIO");
+
+  Result<emulator::Scenario> scenario = emulator::LoadScenario(path);
+  if (!scenario.ok()) {
+    err << "myriad: error: " << scenario.status().message() << "\n";
+    return kExitBadInput;
+  }
+  Report report(*scenario);
+  Describe(*scenario, report);
+  report.Print(out);
+  return kExitOk;
+}
+
+}  // namespace myriad::cli

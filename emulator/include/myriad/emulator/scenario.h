@@ -1,0 +1,38 @@
+// Scenario files: a TOML description of a cluster (and, later, of what runs on it), resolved
+// into a netmodel::Cluster with every number traced to where it came from.
+// docs/scenarios.md lists the keys, defaults, units and the error format.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "myriad/netmodel/cluster.h"
+#include "myriad/status.h"
+
+namespace myriad::emulator {
+
+struct Scenario {
+  std::string path;  // as given to LoadScenario
+  std::string name;  // `name`, or the file's stem
+  std::string description;
+  netmodel::Cluster cluster;  // validated
+  // Where each resolved value came from, in display order: key path relative to [cluster]
+  // ("nodes", "gpu.bf16_flops", "scale_up.bandwidth", "scale_out.nic.rate") -> origin:
+  //   "scenarios/x.toml:5:9"            a required key, written there
+  //   "override scenarios/x.toml:12:1"  written there, replacing a catalog value or default
+  //   "catalog h100-sxm"                the hardware catalog's figure for that part
+  //   "default"                         Myriad's default (docs/scenarios.md says which)
+  //   "derived: <how>"                  computed from other values
+  std::vector<std::pair<std::string, std::string>> provenance;
+
+  // The origin recorded for `key`, or "" when none was.
+  std::string_view Origin(std::string_view key) const;
+};
+
+// Reads, merges (`include`), checks and resolves a scenario file. Every error is one line,
+// "FILE:LINE:COLUMN: KEY.PATH: message", or "FILE: cannot open scenario file: <reason>".
+Result<Scenario> LoadScenario(const std::string& path);
+
+}  // namespace myriad::emulator

@@ -1,0 +1,610 @@
+#include "myriad/emulator/scenario.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <system_error>
+
+#include "myriad/emulator/units.h"
+#include "myriad/netmodel/hardware.h"
+#include "scenario/toml_reader.h"
+
+// Scenario errors pass straight up to the caller; this keeps the many checks readable.
+#define MYRIAD_RETURN_IF_ERROR(expr)                            \
+  do {                                                          \
+    if (Status status_ = (expr); !status_.ok()) return status_; \
+  } while (0)
+
+namespace myriad::emulator {
+namespace {
+
+namespace fs = std::filesystem;
+using netmodel::ScaleOutTopology;
+using netmodel::ScaleUpKind;
+
+// GPU to GPU through the NVLink fabric. NCCL's NVLink hop constants were tuned on NVSwitch
+// systems, of which about 0.5 us is the fabric itself.
+constexpr double kNvlinkLatency = 0.5e-6;
+// GPU to GPU through the host's PCIe switches: assumed twice the NVLink path.
+constexpr double kPcieLatency = 1e-6;
+// Data fraction of a PCIe link: NCCL counts a Gen4 x16 link as 24 GB/s of its 31.5.
+constexpr double kPcieEfficiency = 24.0 / 31.5;
+constexpr std::string_view kDefaultSwitch = "quantum-2";
+// An 800G NIC needs 800G switch ports.
+constexpr std::string_view kDefaultSwitch800G = "quantum-x800";
+constexpr std::string_view kNic800G = "cx8-800g";
+
+std::string Override(const SourcePos& pos) { return "override " + pos.ToString(); }
+
+// ---------------------------------------------------------------------------------------------
+// Files and their includes.
+
+// What makes two spellings of a path the same file, for cycle detection.
+std::string Identity(const std::string& path) {
+  std::error_code error;
+  const fs::path canonical = fs::weakly_canonical(path, error);
+  return error ? fs::path(path).lexically_normal().string() : canonical.string();
+}
+
+class IncludeLoader {
+ public:
+  // The document at `path` with its includes merged beneath it. `included_at` is where the
+  // include was written (null for the file the user named).
+  Result<TomlNode> Load(const std::string& path, const SourcePos* included_at) {
+    Result<std::string> text = ReadFileText(path);
+    if (!text.ok()) {
+      if (included_at == nullptr) {
+        return Status::NotFound(
+            fmt::format("{}: cannot open scenario file: {}", path, text.status().message()));
+      }
+      return ErrorAt(
+          *included_at, "include",
+          fmt::format("cannot open scenario file '{}': {}", path, text.status().message()));
+    }
+    Result<TomlNode> parsed = ParseToml(*text, path);
+    if (!parsed.ok()) return parsed.status();
+    TomlNode root = std::move(parsed).value();
+
+    // `include` is the only key read file by file; the rest is checked once merged.
+    std::vector<Field<std::string>> includes;
+    MYRIAD_RETURN_IF_ERROR(TableReader::Unchecked(root, "").StringList("include", &includes));
+
+    chain_.emplace_back(path, Identity(path));
+    TomlNode merged;
+    for (const Field<std::string>& include : includes) {
+      const std::string target =
+          (fs::path(path).parent_path() / include.value).lexically_normal().generic_string();
+      const std::string id = Identity(target);
+      const auto loop = std::find_if(chain_.begin(), chain_.end(),
+                                     [&id](const auto& link) { return link.second == id; });
+      if (loop != chain_.end()) {
+        std::string cycle;
+        for (auto it = loop; it != chain_.end(); ++it) cycle += it->first + " -> ";
+        return include.Error(fmt::format("include cycle: {}{}", cycle, target));
+      }
+      Result<TomlNode> part = Load(target, &include.pos);
+      if (!part.ok()) return part.status();
+      TomlNode included = std::move(part).value();
+      // A name and a description describe one file; an including file does not inherit them.
+      std::erase_if(included.entries, [](const TomlNode::Entry& e) {
+        return e.key == "name" || e.key == "description";
+      });
+      MergeInto(merged, std::move(included));
+    }
+    chain_.pop_back();
+    std::erase_if(root.entries, [](const TomlNode::Entry& e) { return e.key == "include"; });
+    MergeInto(merged, std::move(root));
+    return merged;
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> chain_;  // files being read: (path, identity)
+};
+
+// ---------------------------------------------------------------------------------------------
+// Value checks. Each passes an absent field.
+
+Status AtLeast(const Field<int>& field, int min) {
+  if (field.present && field.value < min) {
+    return field.Error(fmt::format("must be at least {}, got {}", min, field.value));
+  }
+  return Status::Ok();
+}
+
+Status Positive(const Field<double>& field) {
+  if (field.present && !(field.value > 0)) return field.Error("must be greater than zero");
+  return Status::Ok();
+}
+
+Status NotNegative(const Field<double>& field) {
+  if (field.present && field.value < 0) return field.Error("must not be negative");
+  return Status::Ok();
+}
+
+Status Fraction(const Field<double>& field) {
+  if (field.present && !(field.value > 0 && field.value <= 1)) {
+    return field.Error(fmt::format("must be in (0, 1], got {}", field.value));
+  }
+  return Status::Ok();
+}
+
+// Where an absent table's keys would have been: an empty table at its parent's position.
+TomlNode EmptyTableAt(const SourcePos& pos) {
+  TomlNode node;
+  node.pos = pos;
+  return node;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolution into a netmodel::Cluster.
+
+class Resolver {
+ public:
+  explicit Resolver(Scenario* scenario) : scenario_(*scenario), cluster_(scenario->cluster) {}
+
+  Status Resolve(const TomlNode& document) {
+    Result<TableReader> root =
+        TableReader::Open(document, "", {"include", "name", "description", "cluster"});
+    if (!root.ok()) return root.status();
+    Field<std::string> name, description;
+    MYRIAD_RETURN_IF_ERROR(root->String("name", &name));
+    MYRIAD_RETURN_IF_ERROR(root->String("description", &description));
+    if (name.present && name.value.empty()) return name.Error("must not be empty");
+    scenario_.name = name.present ? name.value : fs::path(scenario_.path).stem().string();
+    scenario_.description = description.value;
+
+    const TomlNode* table;
+    MYRIAD_RETURN_IF_ERROR(root->Table("cluster", &table));
+    if (table == nullptr) return root->Missing("cluster", "the [cluster] table");
+    Result<TableReader> cluster = TableReader::Open(
+        *table, "cluster",
+        {"gpu", "nodes", "gpus_per_node", "gpu_override", "scale_up", "scale_out"});
+    if (!cluster.ok()) return cluster.status();
+
+    MYRIAD_RETURN_IF_ERROR(ResolveSize(*cluster));
+    MYRIAD_RETURN_IF_ERROR(ResolveGpu(*cluster));
+    MYRIAD_RETURN_IF_ERROR(ResolveScaleUp(*cluster));
+    MYRIAD_RETURN_IF_ERROR(ResolveScaleOut(*cluster));
+    // The checks above place their errors at the offending value; this is the backstop for
+    // combinations they do not cover.
+    if (Status valid = cluster_.Validate(); !valid.ok()) {
+      return ErrorAt(cluster->pos(), "cluster", valid.message());
+    }
+    return Status::Ok();
+  }
+
+ private:
+  void Record(std::string key, std::string origin) {
+    scenario_.provenance.emplace_back(std::move(key), std::move(origin));
+  }
+
+  // A catalog figure, replaced by `field` when it is present.
+  template <typename T>
+  void Apply(const Field<T>& field, T* target, std::string key, const std::string& catalog) {
+    if (field.present) *target = field.value;
+    Record(std::move(key), field.present ? Override(field.pos) : catalog);
+  }
+
+  Status ResolveSize(const TableReader& cluster) {
+    Field<std::string> gpu;
+    MYRIAD_RETURN_IF_ERROR(cluster.String("gpu", &gpu));
+    if (!gpu.present) return cluster.Missing("gpu", "a GPU model such as \"h100-sxm\"");
+    Result<netmodel::GpuSpec> spec = netmodel::FindGpu(gpu.value);
+    if (!spec.ok()) return gpu.Error(spec.status().message());
+    cluster_.gpu = *spec;
+    Record("gpu", gpu.pos.ToString());
+
+    Field<int> nodes, gpus_per_node;
+    MYRIAD_RETURN_IF_ERROR(cluster.Integer("nodes", &nodes));
+    if (!nodes.present) return cluster.Missing("nodes", "the number of nodes");
+    MYRIAD_RETURN_IF_ERROR(AtLeast(nodes, 1));
+    MYRIAD_RETURN_IF_ERROR(cluster.Integer("gpus_per_node", &gpus_per_node));
+    if (!gpus_per_node.present) return cluster.Missing("gpus_per_node", "GPUs in each node");
+    MYRIAD_RETURN_IF_ERROR(AtLeast(gpus_per_node, 1));
+    const std::int64_t total = std::int64_t{nodes.value} * gpus_per_node.value;
+    if (total > std::numeric_limits<int>::max()) {
+      return nodes.Error(fmt::format("{} nodes of {} GPUs is more GPUs than Myriad can count",
+                                     nodes.value, gpus_per_node.value));
+    }
+    cluster_.nodes = nodes.value;
+    cluster_.gpus_per_node = gpus_per_node.value;
+    Record("nodes", nodes.pos.ToString());
+    Record("gpus_per_node", gpus_per_node.pos.ToString());
+    return Status::Ok();
+  }
+
+  Status ResolveGpu(const TableReader& cluster) {
+    const TomlNode* table;
+    MYRIAD_RETURN_IF_ERROR(cluster.Table("gpu_override", &table));
+    const TomlNode empty = EmptyTableAt(cluster.pos());
+    Result<TableReader> reader =
+        TableReader::Open(table ? *table : empty, "cluster.gpu_override",
+                          {"bf16_flops", "fp8_flops", "fp32_flops", "hbm", "hbm_bandwidth",
+                           "sm_count", "nvlink_links", "nvlink_link_bandwidth", "nvlink_efficiency",
+                           "channel_bandwidth", "nvlink_sharp"});
+    if (!reader.ok()) return reader.status();
+    const TableReader& r = *reader;
+
+    Field<double> bf16, fp8, fp32, hbm, hbm_bw, link_bw, efficiency, channel_bw;
+    Field<int> sms, links;
+    Field<bool> sharp;
+    MYRIAD_RETURN_IF_ERROR(r.Quantity("bf16_flops", ParseFlops, "989.4TFLOPS", &bf16));
+    MYRIAD_RETURN_IF_ERROR(Positive(bf16));
+    MYRIAD_RETURN_IF_ERROR(r.Quantity("fp8_flops", ParseFlops, "1978.9TFLOPS", &fp8));
+    MYRIAD_RETURN_IF_ERROR(NotNegative(fp8));  // 0: no FP8 tensor cores
+    MYRIAD_RETURN_IF_ERROR(r.Quantity("fp32_flops", ParseFlops, "66.9TFLOPS", &fp32));
+    MYRIAD_RETURN_IF_ERROR(Positive(fp32));
+    MYRIAD_RETURN_IF_ERROR(r.Quantity("hbm", ParseBytes, "80GiB", &hbm));
+    MYRIAD_RETURN_IF_ERROR(Positive(hbm));
+    MYRIAD_RETURN_IF_ERROR(r.Quantity("hbm_bandwidth", ParseBandwidth, "3.35TB/s", &hbm_bw));
+    MYRIAD_RETURN_IF_ERROR(Positive(hbm_bw));
+    MYRIAD_RETURN_IF_ERROR(r.Integer("sm_count", &sms));
+    MYRIAD_RETURN_IF_ERROR(AtLeast(sms, 1));
+    MYRIAD_RETURN_IF_ERROR(r.Integer("nvlink_links", &links));
+    MYRIAD_RETURN_IF_ERROR(AtLeast(links, 0));
+    MYRIAD_RETURN_IF_ERROR(r.Quantity("nvlink_link_bandwidth", ParseBandwidth, "25GB/s", &link_bw));
+    MYRIAD_RETURN_IF_ERROR(Positive(link_bw));
+    MYRIAD_RETURN_IF_ERROR(r.Number("nvlink_efficiency", &efficiency));
+    MYRIAD_RETURN_IF_ERROR(Fraction(efficiency));
+    MYRIAD_RETURN_IF_ERROR(
+        r.Quantity("channel_bandwidth", ParseBandwidth, "38.7GB/s", &channel_bw));
+    MYRIAD_RETURN_IF_ERROR(Positive(channel_bw));
+    MYRIAD_RETURN_IF_ERROR(r.Boolean("nvlink_sharp", &sharp));
+
+    netmodel::GpuSpec& gpu = cluster_.gpu;
+    const std::string catalog = "catalog " + gpu.key;
+    Apply(bf16, &gpu.bf16_flops, "gpu.bf16_flops", catalog);
+    Apply(fp8, &gpu.fp8_flops, "gpu.fp8_flops", catalog);
+    Apply(fp32, &gpu.fp32_flops, "gpu.fp32_flops", catalog);
+    Apply(hbm, &gpu.hbm_bytes, "gpu.hbm", catalog);
+    Apply(hbm_bw, &gpu.hbm_bandwidth, "gpu.hbm_bandwidth", catalog);
+    Apply(sms, &gpu.sm_count, "gpu.sm_count", catalog);
+    Apply(links, &gpu.nvlink_links, "gpu.nvlink_links", catalog);
+    Apply(link_bw, &gpu.nvlink_link_bandwidth, "gpu.nvlink_link_bandwidth", catalog);
+    Apply(efficiency, &gpu.nvlink_efficiency, "gpu.nvlink_efficiency", catalog);
+    Apply(channel_bw, &gpu.channel_bandwidth, "gpu.channel_bandwidth", catalog);
+    Apply(sharp, &gpu.nvlink_sharp, "gpu.nvlink_sharp", catalog);
+    nvlink_efficiency_origin_ = std::string(scenario_.Origin("gpu.nvlink_efficiency"));
+    return Status::Ok();
+  }
+
+  Status ResolveScaleUp(const TableReader& cluster) {
+    const TomlNode* table;
+    MYRIAD_RETURN_IF_ERROR(cluster.Table("scale_up", &table));
+    const TomlNode empty = EmptyTableAt(cluster.pos());
+    Result<TableReader> reader =
+        TableReader::Open(table ? *table : empty, "cluster.scale_up",
+                          {"kind", "domain_size", "bandwidth", "efficiency", "latency", "nvls"});
+    if (!reader.ok()) return reader.status();
+    const TableReader& r = *reader;
+    netmodel::ScaleUp& up = cluster_.scale_up;
+    const netmodel::GpuSpec& gpu = cluster_.gpu;
+
+    Field<std::string> kind;
+    MYRIAD_RETURN_IF_ERROR(r.String("kind", &kind));
+    if (kind.present) {
+      if (kind.value == "nvswitch") {
+        up.kind = ScaleUpKind::kNvSwitch;
+      } else if (kind.value == "nvl") {
+        up.kind = ScaleUpKind::kNvlDomain;
+      } else if (kind.value == "pcie") {
+        up.kind = ScaleUpKind::kPcie;
+      } else {
+        return kind.Error(
+            fmt::format("unknown scale-up kind '{}' (known: nvswitch, nvl, pcie)", kind.value));
+      }
+    }
+    Record("scale_up.kind", kind.present ? Override(kind.pos) : "default");
+    const bool pcie = up.kind == ScaleUpKind::kPcie;
+
+    Field<int> domain;
+    MYRIAD_RETURN_IF_ERROR(r.Integer("domain_size", &domain));
+    MYRIAD_RETURN_IF_ERROR(AtLeast(domain, 1));
+    if (up.kind == ScaleUpKind::kNvlDomain) {
+      if (!domain.present) return r.Missing("domain_size", "GPUs per NVLink domain, e.g. 72");
+      if (domain.value % cluster_.gpus_per_node != 0) {
+        return domain.Error(fmt::format("must be a multiple of cluster.gpus_per_node ({}), got {}",
+                                        cluster_.gpus_per_node, domain.value));
+      }
+      if (cluster_.total_gpus() % domain.value != 0) {
+        return domain.Error(
+            fmt::format("the cluster's {} GPUs are not a whole number of {}-GPU "
+                        "domains",
+                        cluster_.total_gpus(), domain.value));
+      }
+    } else if (domain.present && domain.value != cluster_.gpus_per_node) {
+      return domain.Error(
+          fmt::format("must equal cluster.gpus_per_node ({}) unless kind = \"nvl\", got {}",
+                      cluster_.gpus_per_node, domain.value));
+    }
+    up.domain_size = domain.present ? domain.value : cluster_.gpus_per_node;
+    Record("scale_up.domain_size",
+           domain.present ? Override(domain.pos) : "derived: gpus_per_node");
+
+    Field<double> bandwidth, efficiency, latency;
+    MYRIAD_RETURN_IF_ERROR(r.Quantity("bandwidth", ParseBandwidth, "450GB/s", &bandwidth));
+    MYRIAD_RETURN_IF_ERROR(Positive(bandwidth));
+    if (bandwidth.present) {
+      up.bandwidth = bandwidth.value;
+      Record("scale_up.bandwidth", Override(bandwidth.pos));
+    } else if (pcie) {
+      up.bandwidth = netmodel::PcieX16Bandwidth(gpu.pcie_generation);
+      if (up.bandwidth <= 0) {
+        return ErrorAt(r.pos(), r.KeyPath("bandwidth"),
+                       fmt::format("no default: PCIe generation {} of GPU '{}' is unknown",
+                                   gpu.pcie_generation, gpu.key));
+      }
+      Record("scale_up.bandwidth", fmt::format("derived: PCIe Gen{} x16", gpu.pcie_generation));
+    } else {
+      up.bandwidth = gpu.nvlink_links * gpu.nvlink_link_bandwidth;
+      if (up.bandwidth <= 0) {
+        return ErrorAt(r.pos(), r.KeyPath("bandwidth"),
+                       fmt::format("no default: GPU '{}' has no NVLink links; set the bandwidth "
+                                   "or kind = \"pcie\"",
+                                   gpu.key));
+      }
+      Record("scale_up.bandwidth", "derived: nvlink_links x nvlink_link_bandwidth");
+    }
+
+    MYRIAD_RETURN_IF_ERROR(r.Number("efficiency", &efficiency));
+    MYRIAD_RETURN_IF_ERROR(Fraction(efficiency));
+    if (efficiency.present) {
+      up.efficiency = efficiency.value;
+      Record("scale_up.efficiency", Override(efficiency.pos));
+    } else {
+      up.efficiency = pcie ? kPcieEfficiency : gpu.nvlink_efficiency;
+      Record("scale_up.efficiency", pcie ? "default" : nvlink_efficiency_origin_);
+    }
+
+    MYRIAD_RETURN_IF_ERROR(r.Quantity("latency", ParseDuration, "0.5us", &latency));
+    MYRIAD_RETURN_IF_ERROR(NotNegative(latency));
+    up.latency = latency.present ? latency.value : pcie ? kPcieLatency : kNvlinkLatency;
+    Record("scale_up.latency", latency.present ? Override(latency.pos) : "default");
+
+    Field<bool> nvls;
+    MYRIAD_RETURN_IF_ERROR(r.Boolean("nvls", &nvls));
+    if (nvls.present && nvls.value) {
+      if (pcie) return nvls.Error("NVLink SHARP needs an NVLink fabric, but kind = \"pcie\"");
+      if (!gpu.nvlink_sharp) {
+        return nvls.Error(fmt::format("GPU '{}' has no NVLink SHARP (NVLS)", gpu.key));
+      }
+    }
+    if (nvls.present) {
+      up.nvls = nvls.value;
+      Record("scale_up.nvls", Override(nvls.pos));
+    } else {
+      up.nvls = gpu.nvlink_sharp && !pcie;
+      Record("scale_up.nvls", pcie ? "derived: kind = pcie" : "derived: gpu.nvlink_sharp");
+    }
+    return Status::Ok();
+  }
+
+  Status ResolveScaleOut(const TableReader& cluster) {
+    netmodel::ScaleOut& out = cluster_.scale_out;
+    const int domains = cluster_.scale_up_domains();
+    auto needs_network = [domains] {
+      return fmt::format(
+          "the cluster spans {} scale-up domains, which need a network between "
+          "them",
+          domains);
+    };
+    const TomlNode* table;
+    MYRIAD_RETURN_IF_ERROR(cluster.Table("scale_out", &table));
+    if (table == nullptr) {
+      if (domains > 1) {
+        return ErrorAt(cluster.pos(), "cluster.scale_out", "missing, but " + needs_network());
+      }
+      out.topology = ScaleOutTopology::kNone;
+      Record("scale_out.topology", "default");
+      return Status::Ok();
+    }
+    Result<TableReader> reader =
+        TableReader::Open(*table, "cluster.scale_out",
+                          {"topology", "nic", "nics_per_node", "switch", "oversubscription",
+                           "nodes_per_leaf", "in_network_reduction", "nic_override"});
+    if (!reader.ok()) return reader.status();
+    const TableReader& r = *reader;
+
+    Field<std::string> topology;
+    MYRIAD_RETURN_IF_ERROR(r.String("topology", &topology));
+    if (!topology.present) {
+      return r.Missing("topology", "one of rail-optimized, clos, single-switch, none");
+    }
+    if (topology.value == "rail-optimized") {
+      out.topology = ScaleOutTopology::kRailOptimized;
+    } else if (topology.value == "clos") {
+      out.topology = ScaleOutTopology::kClos;
+    } else if (topology.value == "single-switch") {
+      out.topology = ScaleOutTopology::kSingleSwitch;
+    } else if (topology.value == "none") {
+      out.topology = ScaleOutTopology::kNone;
+      if (domains > 1) return topology.Error("\"none\", but " + needs_network());
+    } else {
+      return topology.Error(
+          fmt::format("unknown topology '{}' (known: rail-optimized, clos, single-switch, none)",
+                      topology.value));
+    }
+    Record("scale_out.topology", topology.pos.ToString());
+    const bool none = out.topology == ScaleOutTopology::kNone;
+
+    // NIC: catalog entry, then overrides.
+    Field<std::string> nic;
+    MYRIAD_RETURN_IF_ERROR(r.String("nic", &nic));
+    if (!nic.present && !none) return r.Missing("nic", "a NIC model such as \"cx7-400g\"");
+    if (nic.present) {
+      Result<netmodel::NicSpec> spec = netmodel::FindNic(nic.value);
+      if (!spec.ok()) return nic.Error(spec.status().message());
+      out.nic = *spec;
+    }
+    const TomlNode* nic_table;
+    MYRIAD_RETURN_IF_ERROR(r.Table("nic_override", &nic_table));
+    const TomlNode empty = EmptyTableAt(r.pos());
+    Result<TableReader> nic_reader =
+        TableReader::Open(nic_table ? *nic_table : empty, "cluster.scale_out.nic_override",
+                          {"rate", "efficiency", "latency"});
+    if (!nic_reader.ok()) return nic_reader.status();
+    Field<double> rate, nic_efficiency, nic_latency;
+    MYRIAD_RETURN_IF_ERROR(nic_reader->Quantity("rate", ParseBandwidth, "400Gbps", &rate));
+    MYRIAD_RETURN_IF_ERROR(Positive(rate));
+    MYRIAD_RETURN_IF_ERROR(nic_reader->Number("efficiency", &nic_efficiency));
+    MYRIAD_RETURN_IF_ERROR(Fraction(nic_efficiency));
+    MYRIAD_RETURN_IF_ERROR(nic_reader->Quantity("latency", ParseDuration, "0.4us", &nic_latency));
+    MYRIAD_RETURN_IF_ERROR(NotNegative(nic_latency));
+
+    Field<int> nics_per_node;
+    MYRIAD_RETURN_IF_ERROR(r.Integer("nics_per_node", &nics_per_node));
+    MYRIAD_RETURN_IF_ERROR(AtLeast(nics_per_node, 1));
+    out.nics_per_node = nics_per_node.present ? nics_per_node.value : cluster_.gpus_per_node;
+
+    // Switch: catalog entry matched to the NIC's speed unless named.
+    Field<std::string> switch_key;
+    MYRIAD_RETURN_IF_ERROR(r.String("switch", &switch_key));
+    const std::string_view key = switch_key.present        ? std::string_view(switch_key.value)
+                                 : out.nic.key == kNic800G ? kDefaultSwitch800G
+                                                           : kDefaultSwitch;
+    Result<netmodel::SwitchSpec> leaf = netmodel::FindSwitch(key);
+    if (!leaf.ok()) return switch_key.Error(leaf.status().message());
+    out.leaf_switch = *leaf;
+
+    Field<double> oversubscription;
+    MYRIAD_RETURN_IF_ERROR(r.Number("oversubscription", &oversubscription));
+    if (oversubscription.present && oversubscription.value < 1) {
+      return oversubscription.Error(fmt::format(
+          "must be at least 1.0 (downlinks : uplinks), got {}", oversubscription.value));
+    }
+    if (oversubscription.present && oversubscription.value != 1 &&
+        out.topology == ScaleOutTopology::kSingleSwitch) {
+      return oversubscription.Error(fmt::format(
+          "must be 1.0 for topology \"single-switch\" (one switch has no uplinks), got {}",
+          oversubscription.value));
+    }
+    out.oversubscription = oversubscription.present ? oversubscription.value : 1.0;
+
+    Field<bool> reduction;
+    MYRIAD_RETURN_IF_ERROR(r.Boolean("in_network_reduction", &reduction));
+    if (reduction.present && reduction.value && !out.leaf_switch.in_network_reduction) {
+      return reduction.Error(
+          fmt::format("switch '{}' has no in-network reduction (SHARP)", out.leaf_switch.key));
+    }
+    out.in_network_reduction = reduction.present && reduction.value;
+
+    Field<int> nodes_per_leaf;
+    MYRIAD_RETURN_IF_ERROR(r.Integer("nodes_per_leaf", &nodes_per_leaf));
+    MYRIAD_RETURN_IF_ERROR(AtLeast(nodes_per_leaf, 1));
+
+    if (none) return Status::Ok();  // nothing below is used without a network
+
+    if (rate.present) out.nic.line_rate = rate.value;
+    if (nic_efficiency.present) out.nic.efficiency = nic_efficiency.value;
+    if (nic_latency.present) out.nic.latency = nic_latency.value;
+    MYRIAD_RETURN_IF_ERROR(ResolveNodesPerLeaf(r, topology, nics_per_node, nodes_per_leaf));
+
+    const std::string nic_catalog = "catalog " + out.nic.key;
+    Record("scale_out.nic", nic.pos.ToString());
+    Record("scale_out.nic.rate", rate.present ? Override(rate.pos) : nic_catalog);
+    Record("scale_out.nic.efficiency",
+           nic_efficiency.present ? Override(nic_efficiency.pos) : nic_catalog);
+    Record("scale_out.nic.latency", nic_latency.present ? Override(nic_latency.pos) : nic_catalog);
+    Record("scale_out.nics_per_node",
+           nics_per_node.present ? Override(nics_per_node.pos) : "derived: gpus_per_node");
+    Record("scale_out.switch", switch_key.present ? Override(switch_key.pos) : "default");
+    Record("scale_out.switch.latency", "catalog " + out.leaf_switch.key);
+    Record("scale_out.oversubscription",
+           oversubscription.present ? Override(oversubscription.pos) : "default");
+    Record("scale_out.nodes_per_leaf",
+           nodes_per_leaf.present ? Override(nodes_per_leaf.pos) : nodes_per_leaf_origin_);
+    Record("scale_out.in_network_reduction",
+           reduction.present ? Override(reduction.pos) : "default");
+    return Status::Ok();
+  }
+
+  // How many nodes share a leaf switch: explicit, or as many as the leaf's down-ports hold.
+  Status ResolveNodesPerLeaf(const TableReader& r, const Field<std::string>& topology,
+                             const Field<int>& nics_per_node, const Field<int>& nodes_per_leaf) {
+    netmodel::ScaleOut& out = cluster_.scale_out;
+    const netmodel::SwitchSpec& leaf = out.leaf_switch;
+    const int nodes = cluster_.nodes;
+    if (nodes_per_leaf.present && nodes_per_leaf.value > nodes) {
+      return nodes_per_leaf.Error(
+          fmt::format("must not exceed cluster.nodes ({}), got {}", nodes, nodes_per_leaf.value));
+    }
+    if (out.topology == ScaleOutTopology::kSingleSwitch) {
+      const std::int64_t ports = std::int64_t{nodes} * out.nics_per_node;
+      if (ports > leaf.radix) {
+        return topology.Error(
+            fmt::format("\"single-switch\" needs {} ports ({} nodes x {} NICs), switch '{}' has {}",
+                        ports, nodes, out.nics_per_node, leaf.key, leaf.radix));
+      }
+      if (nodes_per_leaf.present && nodes_per_leaf.value != nodes) {
+        return nodes_per_leaf.Error(
+            fmt::format("must equal cluster.nodes ({}) for topology \"single-switch\", got {}",
+                        nodes, nodes_per_leaf.value));
+      }
+      out.nodes_per_leaf = nodes;
+      nodes_per_leaf_origin_ = "derived: all nodes on the one switch";
+      return Status::Ok();
+    }
+    // A leaf splits its ports between nodes (down) and spines (up) in the ratio
+    // oversubscription : 1. A rail leaf holds one NIC of each node; a Clos leaf all of them.
+    const bool rail = out.topology == ScaleOutTopology::kRailOptimized;
+    const int nics_per_leaf = rail ? 1 : out.nics_per_node;
+    const double ratio = out.oversubscription / (1 + out.oversubscription);
+    const int down_ports = static_cast<int>(std::floor(leaf.radix * ratio + 1e-9));
+    if (nodes_per_leaf.present) {
+      if (std::int64_t{nodes_per_leaf.value} * nics_per_leaf > down_ports) {
+        return nodes_per_leaf.Error(fmt::format(
+            "{} nodes x {} NIC{} per leaf need {} down-ports; switch '{}' at oversubscription "
+            "{} has {}",
+            nodes_per_leaf.value, nics_per_leaf, nics_per_leaf == 1 ? "" : "s",
+            std::int64_t{nodes_per_leaf.value} * nics_per_leaf, leaf.key, out.oversubscription,
+            down_ports));
+      }
+      out.nodes_per_leaf = nodes_per_leaf.value;
+      return Status::Ok();
+    }
+    const int fit = down_ports / nics_per_leaf;
+    if (fit < 1) {
+      const SourcePos& pos = nics_per_node.present ? nics_per_node.pos : r.pos();
+      return ErrorAt(pos, r.KeyPath("nics_per_node"),
+                     fmt::format("{} NICs per node do not fit the {} down-ports of one '{}' leaf",
+                                 out.nics_per_node, down_ports, leaf.key));
+    }
+    out.nodes_per_leaf = std::min(fit, nodes);
+    nodes_per_leaf_origin_ =
+        fit > nodes ? "derived: all nodes fit one leaf"
+                    : fmt::format("derived: {} leaf down-ports / {} NIC{} per node", down_ports,
+                                  nics_per_leaf, nics_per_leaf == 1 ? "" : "s");
+    return Status::Ok();
+  }
+
+  Scenario& scenario_;
+  netmodel::Cluster& cluster_;
+  std::string nvlink_efficiency_origin_;
+  std::string nodes_per_leaf_origin_;
+};
+
+}  // namespace
+
+std::string_view Scenario::Origin(std::string_view key) const {
+  for (const auto& [k, origin] : provenance) {
+    if (k == key) return origin;
+  }
+  return {};
+}
+
+Result<Scenario> LoadScenario(const std::string& path) {
+  IncludeLoader loader;
+  Result<TomlNode> document = loader.Load(path, nullptr);
+  if (!document.ok()) return document.status();
+  Scenario scenario;
+  scenario.path = path;
+  Resolver resolver(&scenario);
+  if (Status s = resolver.Resolve(*document); !s.ok()) return s;
+  return scenario;
+}
+
+}  // namespace myriad::emulator

@@ -1,0 +1,233 @@
+// The scenarios shipped in scenarios/: every one loads and validates, and each models what its
+// header says. Also `myriad check` on them.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "myriad/emulator/scenario.h"
+
+namespace myriad::emulator {
+namespace {
+
+namespace fs = std::filesystem;
+using netmodel::ScaleOutTopology;
+using netmodel::ScaleUpKind;
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+
+constexpr double kGB = 1e9;
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+std::vector<std::string> BundledNames() {
+  std::vector<std::string> names;
+  for (const fs::directory_entry& entry :
+       fs::directory_iterator(fs::path(MYRIAD_SOURCE_DIR) / "scenarios")) {
+    if (entry.is_regular_file() && entry.path().extension() == ".toml") {
+      names.push_back(entry.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class BundledTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { fs::current_path(MYRIAD_SOURCE_DIR); }
+};
+
+TEST_P(BundledTest, LoadsAndValidates) {
+  const std::string path = "scenarios/" + GetParam() + ".toml";
+  Result<Scenario> s = LoadScenario(path);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE(s->cluster.Validate().ok());
+  EXPECT_EQ(s->name, GetParam());
+  EXPECT_FALSE(s->description.empty());
+  EXPECT_GE(s->cluster.total_gpus(), 8);
+  // A comment header says what the file models.
+  std::ifstream in(path);
+  std::string first;
+  std::getline(in, first);
+  EXPECT_EQ(first.rfind("# ", 0), 0u) << first;
+}
+
+// Test names allow only letters, digits and underscores.
+std::string TestName(const ::testing::TestParamInfo<std::string>& param) {
+  std::string name = param.param;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, BundledTest, ::testing::ValuesIn(BundledNames()), TestName);
+
+Scenario Load(const std::string& name) {
+  fs::current_path(MYRIAD_SOURCE_DIR);
+  Result<Scenario> s = LoadScenario("scenarios/" + name + ".toml");
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? *s : Scenario{};
+}
+
+TEST(BundledFactsTest, AllExpectedScenariosAreThere) {
+  EXPECT_THAT(
+      BundledNames(),
+      ::testing::IsSupersetOf({"dgx-a100", "dgx-h100", "h100-x16", "h100-x128", "h100-x1024",
+                               "h200-x128", "b200-x128", "gb200-nvl72-x8", "h100-x128-clos-2to1"}));
+}
+
+TEST(BundledFactsTest, DgxA100) {
+  const netmodel::Cluster c = Load("dgx-a100").cluster;
+  EXPECT_EQ(c.gpu.key, "a100-sxm-80gb");
+  EXPECT_EQ(c.total_gpus(), 8);
+  EXPECT_EQ(c.scale_up_domains(), 1);
+  EXPECT_DOUBLE_EQ(c.scale_up.bandwidth, 300 * kGB);
+  EXPECT_FALSE(c.scale_up.nvls);
+  EXPECT_EQ(c.scale_out.topology, ScaleOutTopology::kNone);
+}
+
+TEST(BundledFactsTest, DgxH100) {
+  const Scenario s = Load("dgx-h100");
+  const netmodel::Cluster& c = s.cluster;
+  EXPECT_EQ(c.gpu.key, "h100-sxm");
+  EXPECT_EQ(c.total_gpus(), 8);
+  EXPECT_EQ(c.scale_up.kind, ScaleUpKind::kNvSwitch);
+  EXPECT_DOUBLE_EQ(c.scale_up.bandwidth, 450 * kGB);
+  EXPECT_TRUE(c.scale_up.nvls);
+  EXPECT_THAT(std::string(s.Origin("scale_up.nvls")),
+              HasSubstr("override scenarios/dgx-h100.toml:"));
+  EXPECT_EQ(c.scale_out.topology, ScaleOutTopology::kNone);
+}
+
+TEST(BundledFactsTest, H100RailClusters) {
+  for (const auto& [name, nodes] :
+       {std::pair{"h100-x16", 16}, std::pair{"h100-x128", 128}, std::pair{"h100-x1024", 1024}}) {
+    SCOPED_TRACE(name);
+    const netmodel::Cluster c = Load(name).cluster;
+    EXPECT_EQ(c.nodes, nodes);  // the suffix counts nodes, not GPUs
+    EXPECT_EQ(c.total_gpus(), nodes * 8);
+    EXPECT_EQ(c.scale_up_domains(), nodes);
+    EXPECT_EQ(c.scale_out.topology, ScaleOutTopology::kRailOptimized);
+    EXPECT_EQ(c.scale_out.nic.key, "cx7-400g");
+    EXPECT_EQ(c.scale_out.nics_per_node, 8);
+    EXPECT_EQ(c.scale_out.leaf_switch.key, "quantum-2");
+    EXPECT_EQ(c.scale_out.nodes_per_leaf, std::min(nodes, 32));
+    EXPECT_DOUBLE_EQ(c.scale_out_bandwidth_per_gpu(), 48 * kGB);
+  }
+  EXPECT_EQ(Load("h100-x1024").cluster.total_gpus(), 8192);
+}
+
+TEST(BundledFactsTest, H200AndB200) {
+  const netmodel::Cluster h200 = Load("h200-x128").cluster;
+  EXPECT_EQ(h200.total_gpus(), 1024);
+  EXPECT_DOUBLE_EQ(h200.gpu.hbm_bytes, 141 * kGiB);
+  const netmodel::Cluster b200 = Load("b200-x128").cluster;
+  EXPECT_EQ(b200.total_gpus(), 1024);
+  EXPECT_DOUBLE_EQ(b200.scale_up.bandwidth, 900 * kGB);
+  EXPECT_EQ(b200.scale_out.nic.key, "cx7-400g");  // HGX B200 ships with ConnectX-7
+}
+
+TEST(BundledFactsTest, Gb200Nvl72Racks) {
+  const netmodel::Cluster c = Load("gb200-nvl72-x8").cluster;
+  EXPECT_EQ(c.nodes, 144);  // 8 racks x 18 trays
+  EXPECT_EQ(c.gpus_per_node, 4);
+  EXPECT_EQ(c.total_gpus(), 576);
+  EXPECT_EQ(c.scale_up.kind, ScaleUpKind::kNvlDomain);
+  EXPECT_EQ(c.scale_up.domain_size, 72);
+  EXPECT_EQ(c.scale_up_domains(), 8);
+  EXPECT_TRUE(c.scale_up.nvls);
+  EXPECT_EQ(c.scale_out.nic.key, "cx7-400g");
+  EXPECT_EQ(c.scale_out.nics_per_node, 4);
+  EXPECT_EQ(c.scale_out.topology, ScaleOutTopology::kRailOptimized);
+}
+
+TEST(BundledFactsTest, ClosVariantIncludesTheRailCluster) {
+  const Scenario s = Load("h100-x128-clos-2to1");
+  const netmodel::Cluster& c = s.cluster;
+  EXPECT_EQ(c.total_gpus(), 1024);
+  EXPECT_EQ(c.scale_out.topology, ScaleOutTopology::kClos);
+  EXPECT_DOUBLE_EQ(c.scale_out.oversubscription, 2.0);
+  EXPECT_EQ(c.scale_out.nic.key, "cx7-400g");
+  EXPECT_EQ(c.scale_out.nodes_per_leaf, 5);  // 42 of 64 ports down, 8 NICs per node
+  EXPECT_THAT(std::string(s.Origin("nodes")), HasSubstr("scenarios/h100-x128.toml:"));
+  EXPECT_THAT(std::string(s.Origin("scale_out.oversubscription")),
+              HasSubstr("scenarios/h100-x128-clos-2to1.toml:"));
+}
+
+// `myriad check` on the bundled scenarios.
+
+std::pair<int, std::string> RunCommand(const std::string& command) {
+  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return {-1, ""};
+  std::string output;
+  std::array<char, 4096> buffer;
+  std::size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    output.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+TEST(CheckCommandTest, EveryBundledScenarioChecksClean) {
+  fs::current_path(MYRIAD_SOURCE_DIR);
+  for (const std::string& name : BundledNames()) {
+    SCOPED_TRACE(name);
+    const auto [status, output] =
+        RunCommand(std::string(MYRIAD_BINARY) + " check scenarios/" + name + ".toml");
+    EXPECT_EQ(status, 0) << output;
+    EXPECT_THAT(output, HasSubstr("  name "));
+  }
+}
+
+TEST(CheckCommandTest, EveryFigureNamesItsOrigin) {
+  fs::current_path(MYRIAD_SOURCE_DIR);
+  const auto [status, output] =
+      RunCommand(std::string(MYRIAD_BINARY) + " check scenarios/h100-x128.toml");
+  ASSERT_EQ(status, 0) << output;
+  EXPECT_EQ(RunCommand(std::string(MYRIAD_BINARY) + " check scenarios/h100-x128.toml").second,
+            output);
+
+  std::istringstream lines(output);
+  std::string line, section;
+  std::size_t origin_column = std::string::npos;
+  int figures = 0;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    if (line[0] != ' ') {
+      section = line;
+      continue;
+    }
+    if (section == "scenario") continue;  // name, file, description: not figures
+    SCOPED_TRACE(line);
+    ASSERT_EQ(line.back(), ']');
+    const std::size_t bracket = line.rfind('[');
+    ASSERT_NE(bracket, std::string::npos);
+    if (origin_column == std::string::npos) origin_column = bracket;
+    EXPECT_EQ(bracket, origin_column);  // aligned
+    ++figures;
+  }
+  EXPECT_GE(figures, 35);
+  EXPECT_THAT(output, HasSubstr("  file "));
+  EXPECT_THAT(output, MatchesRegex("(.|\n)*  total GPUs +1024 +\\[derived: nodes x gpus_per_node\\]"
+                                   "(.|\n)*"));
+  EXPECT_THAT(output, MatchesRegex("(.|\n)*  GPU +NVIDIA H100 80GB HBM3 \\(h100-sxm\\) +"
+                                   "\\[scenarios/h100-x128.toml:[0-9]+:7\\](.|\n)*"));
+  EXPECT_THAT(output,
+              MatchesRegex("(.|\n)*  BF16 peak +989.4 TFLOP/s +\\[catalog h100-sxm\\](.|\n)*"));
+  EXPECT_THAT(output, MatchesRegex("(.|\n)*  HBM +80 GiB +\\[catalog h100-sxm\\](.|\n)*"));
+  EXPECT_THAT(output, MatchesRegex("(.|\n)*  bandwidth \\(signalling\\) +450 GB/s +"
+                                   "\\[derived: nvlink_links x nvlink_link_bandwidth\\](.|\n)*"));
+  EXPECT_THAT(output, MatchesRegex("(.|\n)*  bandwidth \\(data\\) +370.8 GB/s +(.|\n)*"));
+  EXPECT_THAT(output, MatchesRegex("(.|\n)*  latency +500 ns +\\[default\\](.|\n)*"));
+  EXPECT_THAT(output, MatchesRegex("(.|\n)*  bandwidth per GPU \\(data\\) +48 GB/s(.|\n)*"));
+  EXPECT_THAT(output, MatchesRegex("(.|\n)*  nodes per leaf +32 +\\[derived(.|\n)*"));
+}
+
+}  // namespace
+}  // namespace myriad::emulator
