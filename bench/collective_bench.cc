@@ -29,8 +29,7 @@ void BM_Estimate(benchmark::State& state, CollectiveOp op) {
   state.SetItemsProcessed(state.iterations());
 }
 
-BENCHMARK_CAPTURE(BM_Estimate, allreduce, CollectiveOp::kAllReduce)
-    ->Arg(8)->Arg(1024)->Arg(16384);
+BENCHMARK_CAPTURE(BM_Estimate, allreduce, CollectiveOp::kAllReduce)->Arg(8)->Arg(1024)->Arg(16384);
 BENCHMARK_CAPTURE(BM_Estimate, allgather, CollectiveOp::kAllGather)->Arg(16384);
 BENCHMARK_CAPTURE(BM_Estimate, alltoall, CollectiveOp::kAllToAll)->Arg(16384);
 

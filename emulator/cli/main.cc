@@ -11,7 +11,8 @@ constexpr const char* kUsage =
     "usage: myriad <command> [args]\n"
     "\n"
     "commands:\n"
-    "  check SCENARIO                   print the resolved cluster and where each number came from\n"
+    "  check SCENARIO                   print the resolved cluster and where each number came "
+    "from\n"
     "  collective SCENARIO --op OP ...  predict NCCL collectives, printed like nccl-tests\n"
     "\n"
     "`myriad <command> --help` describes one command.\n";

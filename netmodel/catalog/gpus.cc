@@ -37,12 +37,12 @@ GpuSpec A100() {
   GpuSpec g;
   g.key = "a100-sxm-80gb";
   g.name = "NVIDIA A100-SXM4-80GB";
-  g.bf16_flops = 312 * kTera;  // hardware.md
-  g.fp8_flops = 0;             // no FP8 tensor cores on Ampere
-  g.fp32_flops = 19.5 * kTera; // A100 datasheet, FP32 (non-tensor)
-  g.hbm_bytes = 80 * kGiB;     // hardware.md: 80 GB HBM2e
-  g.hbm_bandwidth = 2.039e12;  // hardware.md
-  g.sm_count = 108;            // A100 whitepaper
+  g.bf16_flops = 312 * kTera;   // hardware.md
+  g.fp8_flops = 0;              // no FP8 tensor cores on Ampere
+  g.fp32_flops = 19.5 * kTera;  // A100 datasheet, FP32 (non-tensor)
+  g.hbm_bytes = 80 * kGiB;      // hardware.md: 80 GB HBM2e
+  g.hbm_bandwidth = 2.039e12;   // hardware.md
+  g.sm_count = 108;             // A100 whitepaper
   g.compute_capability_major = 8;
   g.compute_capability_minor = 0;
   g.nvlink_generation = 3;
@@ -81,10 +81,10 @@ GpuSpec H200() {
   GpuSpec g = H100();
   g.key = "h200-sxm";
   g.name = "NVIDIA H200";
-  g.bf16_flops = 989 * kTera;   // hardware.md
-  g.fp8_flops = 1979 * kTera;   // hardware.md
-  g.hbm_bytes = 141 * kGiB;     // hardware.md: 141 GB HBM3e
-  g.hbm_bandwidth = 4.8e12;     // hardware.md
+  g.bf16_flops = 989 * kTera;  // hardware.md
+  g.fp8_flops = 1979 * kTera;  // hardware.md
+  g.hbm_bytes = 141 * kGiB;    // hardware.md: 141 GB HBM3e
+  g.hbm_bandwidth = 4.8e12;    // hardware.md
   return g;
 }
 
@@ -135,11 +135,16 @@ std::vector<std::string> GpuKeys() { return catalog::Keys(Gpus()); }
 double PcieX16Bandwidth(int generation) {
   // Per direction, x16, after 128b/130b encoding (PCI-SIG: Gen4 16 GT/s, Gen5 32, Gen6 64).
   switch (generation) {
-    case 3: return 15.75 * kGiga;
-    case 4: return 31.5 * kGiga;
-    case 5: return 63.0 * kGiga;
-    case 6: return 121.0 * kGiga;
-    default: return 0;
+    case 3:
+      return 15.75 * kGiga;
+    case 4:
+      return 31.5 * kGiga;
+    case 5:
+      return 63.0 * kGiga;
+    case 6:
+      return 121.0 * kGiga;
+    default:
+      return 0;
   }
 }
 

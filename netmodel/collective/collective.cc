@@ -1,11 +1,12 @@
 // The analytical collective model: latency + transfer + pipeline fill per (algorithm,
 // protocol), all derived from the Cluster. docs/ARCHITECTURE.md explains each term.
+#include "myriad/netmodel/collective.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "collective/nccl_constants.h"
-#include "myriad/netmodel/collective.h"
 
 namespace myriad::netmodel {
 namespace {
@@ -37,10 +38,13 @@ bool IsAllGatherOrReduceScatter(CollectiveOp op) {
 // Bytes of the request each rank's ring moves in units of the buffer: algbw = busbw / factor.
 double RingStepsFactor(CollectiveOp op, int n) {
   switch (op) {
-    case CollectiveOp::kAllReduce: return 2.0 * (n - 1) / n;
+    case CollectiveOp::kAllReduce:
+      return 2.0 * (n - 1) / n;
     case CollectiveOp::kAllGather:
-    case CollectiveOp::kReduceScatter: return 1.0 * (n - 1) / n;
-    default: return 1.0;
+    case CollectiveOp::kReduceScatter:
+      return 1.0 * (n - 1) / n;
+    default:
+      return 1.0;
   }
 }
 
@@ -49,15 +53,18 @@ double RingStepsFactor(CollectiveOp op, int n) {
 double BusBandwidthFactor(CollectiveOp op, int ranks) {
   const double n = ranks;
   switch (op) {
-    case CollectiveOp::kAllReduce: return 2 * (n - 1) / n;
+    case CollectiveOp::kAllReduce:
+      return 2 * (n - 1) / n;
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllToAll:
     case CollectiveOp::kGather:
-    case CollectiveOp::kScatter: return (n - 1) / n;
+    case CollectiveOp::kScatter:
+      return (n - 1) / n;
     case CollectiveOp::kBroadcast:
     case CollectiveOp::kReduce:
-    case CollectiveOp::kSendRecv: return 1;
+    case CollectiveOp::kSendRecv:
+      return 1;
   }
   return 1;
 }
@@ -100,8 +107,10 @@ bool CollectiveModel::Applicable(CollectiveOp op, const CommLayout& layout, Algo
   if (layout.ranks == 1) return !IsPointToPoint(op) && algorithm == Algorithm::kRing;
   if (IsPointToPoint(op)) return algorithm == Algorithm::kDirect && protocol != Protocol::kLL128;
   switch (algorithm) {
-    case Algorithm::kRing: return true;
-    case Algorithm::kTree: return op == CollectiveOp::kAllReduce && multi_domain;
+    case Algorithm::kRing:
+      return true;
+    case Algorithm::kTree:
+      return op == CollectiveOp::kAllReduce && multi_domain;
     case Algorithm::kNvls:
       if (!simple || !nvls) return false;
       if (!multi_domain) return op == CollectiveOp::kAllReduce || IsAllGatherOrReduceScatter(op);
@@ -114,7 +123,8 @@ bool CollectiveModel::Applicable(CollectiveOp op, const CommLayout& layout, Algo
     case Algorithm::kPat:
       return simple && multi_domain && layout.ranks_per_domain == 1 &&
              IsAllGatherOrReduceScatter(op);
-    case Algorithm::kDirect: return false;
+    case Algorithm::kDirect:
+      return false;
   }
   return false;
 }
@@ -150,8 +160,8 @@ CollectiveEstimate CollectiveModel::Time(CollectiveOp op, double bytes, const Co
   e.algorithm = algorithm;
   e.protocol = protocol;
 
-  double alg_bw = kInf;   // bottleneck algorithm bandwidth, bytes/s
-  int max_channels = 0;   // 0: no per-channel limit applies
+  double alg_bw = kInf;  // bottleneck algorithm bandwidth, bytes/s
+  int max_channels = 0;  // 0: no per-channel limit applies
   int pipeline_stages = 1;
   double chunk_slots = 1;  // buffer slices covered by one pipeline chunk step per channel
   double latency = k::kBaseLatencyUs[a][p];
@@ -172,16 +182,16 @@ CollectiveEstimate CollectiveModel::Time(CollectiveOp op, double bytes, const Co
       // every GPU is on every ring, so they also share its scale-up bandwidth.
       const double ring_bus = std::min(up_bw, domain_net);
       alg_bw = ring_bus * eff / RingStepsFactor(op, n);
-      max_channels = pcie ? k::kPcieChannels
-                          : std::min(k::kMaxChannels,
-                                     k::kChannelsPerNvlink * cluster_.gpu.nvlink_links);
+      max_channels =
+          pcie ? k::kPcieChannels
+               : std::min(k::kMaxChannels, k::kChannelsPerNvlink * cluster_.gpu.nvlink_links);
       const bool allreduce = op == CollectiveOp::kAllReduce;
       const int steps = allreduce ? 2 * (n - 1) : n - 1;
       const int net_steps = multi_domain ? (allreduce ? 2 * (domains - 1) : domains - 1) : 0;
       double step_up = hop_up;
       if (multi_domain) {
-        const double overhead = k::kNetOverheadUs *
-                                (protocol == Protocol::kSimple ? k::kNetOverheadSimpleFactor : 1);
+        const double overhead =
+            k::kNetOverheadUs * (protocol == Protocol::kSimple ? k::kNetOverheadSimpleFactor : 1);
         step_up = std::max(step_up, overhead);
       }
       latency += (steps - net_steps) * step_up + net_steps * hop_net;
@@ -287,10 +297,9 @@ CollectiveEstimate CollectiveModel::Time(CollectiveOp op, double bytes, const Co
     // Fewer channels than the fabric needs: the SMs, not the links, set the rate.
     const double channel_limit =
         channels * cluster_.gpu.channel_bandwidth * eff / RingStepsFactor(op, n);
-    alg_bw = std::min(alg_bw, algorithm == Algorithm::kRing ? channel_limit
-                                                            : channels *
-                                                                  cluster_.gpu.channel_bandwidth *
-                                                                  eff);
+    alg_bw = std::min(alg_bw, algorithm == Algorithm::kRing
+                                  ? channel_limit
+                                  : channels * cluster_.gpu.channel_bandwidth * eff);
   }
 
   // --- Pipeline fill: a chunk must pass every stage before the pipeline runs full ---
@@ -356,10 +365,9 @@ Result<CollectiveEstimate> CollectiveModel::Estimate(const CollectiveRequest& re
     }
   }
   if (!found)
-    return Status::InvalidArgument("no allowed algorithm/protocol runs " +
-                                   std::string(ToString(request.op)) + " on " +
-                                   std::to_string(request.ranks) +
-                                   " ranks (check NCCL_ALGO / NCCL_PROTO)");
+    return Status::InvalidArgument(
+        "no allowed algorithm/protocol runs " + std::string(ToString(request.op)) + " on " +
+        std::to_string(request.ranks) + " ranks (check NCCL_ALGO / NCCL_PROTO)");
   return WithRates(best, request);
 }
 

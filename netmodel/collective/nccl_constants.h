@@ -13,6 +13,7 @@ inline constexpr int kProtos = kNumProtocols;
 
 // Base latency per (algorithm, protocol), microseconds (tuning.cc baseLat).
 // Rows: Ring, Tree, NVLS, NVLS-Tree, CollNetDirect, CollNetChain, PAT, Direct (p2p, as Ring).
+// clang-format off
 inline constexpr double kBaseLatencyUs[kAlgos][kProtos] = {
     {6.6, 14.0, 8.4}, {6.8, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0},
     {0, 0, 0},        {0, 0, 0},        {6.6, 14.0, 8.4}, {6.6, 14.0, 8.4}};
@@ -27,6 +28,8 @@ inline constexpr double kPcieHopUs[kAlgos][kProtos] = {
 inline constexpr double kNetHopUs[kAlgos][kProtos] = {
     {2.7, 4.0, 14.0}, {5.0, 8.5, 14.0}, {0, 0, 18.0}, {0, 0, 20.9},
     {0, 0, 31.0},     {0, 0, 30.0},     {2.7, 4.0, 14.0}, {2.7, 4.0, 14.0}};
+
+// clang-format on
 
 // The hop constants above include the fabric NCCL was tuned on. Myriad splits each into a
 // protocol overhead (constant minus this reference) plus the scenario's own fabric latency,

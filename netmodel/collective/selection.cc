@@ -35,8 +35,8 @@ Result<Set> ParseSelection(std::string_view value, std::string_view variable, Ma
     const size_t comma = std::min(list.find(',', start), list.size());
     const std::string item = Trim(list.substr(start, comma - start));
     if (item.empty() || !match(Lower(item), named))
-      return Status::InvalidArgument(std::string(variable) + ": unknown value '" + item +
-                                     "' in '" + std::string(value) + "'");
+      return Status::InvalidArgument(std::string(variable) + ": unknown value '" + item + "' in '" +
+                                     std::string(value) + "'");
     start = comma + 1;
   }
   Set result = exclude ? Set::All().Without(named) : named;
@@ -50,38 +50,58 @@ Result<Set> ParseSelection(std::string_view value, std::string_view variable, Ma
 
 std::string_view ToString(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::kAllReduce: return "allreduce";
-    case CollectiveOp::kAllGather: return "allgather";
-    case CollectiveOp::kReduceScatter: return "reducescatter";
-    case CollectiveOp::kBroadcast: return "broadcast";
-    case CollectiveOp::kReduce: return "reduce";
-    case CollectiveOp::kAllToAll: return "alltoall";
-    case CollectiveOp::kSendRecv: return "sendrecv";
-    case CollectiveOp::kGather: return "gather";
-    case CollectiveOp::kScatter: return "scatter";
+    case CollectiveOp::kAllReduce:
+      return "allreduce";
+    case CollectiveOp::kAllGather:
+      return "allgather";
+    case CollectiveOp::kReduceScatter:
+      return "reducescatter";
+    case CollectiveOp::kBroadcast:
+      return "broadcast";
+    case CollectiveOp::kReduce:
+      return "reduce";
+    case CollectiveOp::kAllToAll:
+      return "alltoall";
+    case CollectiveOp::kSendRecv:
+      return "sendrecv";
+    case CollectiveOp::kGather:
+      return "gather";
+    case CollectiveOp::kScatter:
+      return "scatter";
   }
   return "?";
 }
 
 std::string_view ToString(Algorithm algorithm) {
   switch (algorithm) {
-    case Algorithm::kRing: return "Ring";
-    case Algorithm::kTree: return "Tree";
-    case Algorithm::kNvls: return "NVLS";
-    case Algorithm::kNvlsTree: return "NVLSTree";
-    case Algorithm::kCollNetDirect: return "CollNetDirect";
-    case Algorithm::kCollNetChain: return "CollNetChain";
-    case Algorithm::kPat: return "PAT";
-    case Algorithm::kDirect: return "Direct";
+    case Algorithm::kRing:
+      return "Ring";
+    case Algorithm::kTree:
+      return "Tree";
+    case Algorithm::kNvls:
+      return "NVLS";
+    case Algorithm::kNvlsTree:
+      return "NVLSTree";
+    case Algorithm::kCollNetDirect:
+      return "CollNetDirect";
+    case Algorithm::kCollNetChain:
+      return "CollNetChain";
+    case Algorithm::kPat:
+      return "PAT";
+    case Algorithm::kDirect:
+      return "Direct";
   }
   return "?";
 }
 
 std::string_view ToString(Protocol protocol) {
   switch (protocol) {
-    case Protocol::kLL: return "LL";
-    case Protocol::kLL128: return "LL128";
-    case Protocol::kSimple: return "Simple";
+    case Protocol::kLL:
+      return "LL";
+    case Protocol::kLL128:
+      return "LL128";
+    case Protocol::kSimple:
+      return "Simple";
   }
   return "?";
 }
@@ -101,36 +121,36 @@ Result<CollectiveOp> ParseCollectiveOp(std::string_view name) {
 }
 
 Result<AlgorithmSet> ParseNcclAlgo(std::string_view value) {
-  return ParseSelection<AlgorithmSet>(
-      value, "NCCL_ALGO", [](const std::string& name, AlgorithmSet& set) {
-        if (name == "collnet") {
-          set.insert(Algorithm::kCollNetDirect);
-          set.insert(Algorithm::kCollNetChain);
-          return true;
-        }
-        for (int i = 0; i < kNumAlgorithms; ++i) {
-          const auto a = static_cast<Algorithm>(i);
-          if (name == Lower(ToString(a))) {
-            set.insert(a);
-            return true;
-          }
-        }
-        return false;
-      });
+  return ParseSelection<AlgorithmSet>(value, "NCCL_ALGO",
+                                      [](const std::string& name, AlgorithmSet& set) {
+                                        if (name == "collnet") {
+                                          set.insert(Algorithm::kCollNetDirect);
+                                          set.insert(Algorithm::kCollNetChain);
+                                          return true;
+                                        }
+                                        for (int i = 0; i < kNumAlgorithms; ++i) {
+                                          const auto a = static_cast<Algorithm>(i);
+                                          if (name == Lower(ToString(a))) {
+                                            set.insert(a);
+                                            return true;
+                                          }
+                                        }
+                                        return false;
+                                      });
 }
 
 Result<ProtocolSet> ParseNcclProto(std::string_view value) {
-  return ParseSelection<ProtocolSet>(
-      value, "NCCL_PROTO", [](const std::string& name, ProtocolSet& set) {
-        for (int i = 0; i < kNumProtocols; ++i) {
-          const auto p = static_cast<Protocol>(i);
-          if (name == Lower(ToString(p))) {
-            set.insert(p);
-            return true;
-          }
-        }
-        return false;
-      });
+  return ParseSelection<ProtocolSet>(value, "NCCL_PROTO",
+                                     [](const std::string& name, ProtocolSet& set) {
+                                       for (int i = 0; i < kNumProtocols; ++i) {
+                                         const auto p = static_cast<Protocol>(i);
+                                         if (name == Lower(ToString(p))) {
+                                           set.insert(p);
+                                           return true;
+                                         }
+                                       }
+                                       return false;
+                                     });
 }
 
 }  // namespace myriad::netmodel

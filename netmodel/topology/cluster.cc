@@ -6,19 +6,26 @@ namespace myriad::netmodel {
 
 std::string_view ToString(ScaleUpKind kind) {
   switch (kind) {
-    case ScaleUpKind::kNvSwitch: return "nvswitch";
-    case ScaleUpKind::kNvlDomain: return "nvl";
-    case ScaleUpKind::kPcie: return "pcie";
+    case ScaleUpKind::kNvSwitch:
+      return "nvswitch";
+    case ScaleUpKind::kNvlDomain:
+      return "nvl";
+    case ScaleUpKind::kPcie:
+      return "pcie";
   }
   return "?";
 }
 
 std::string_view ToString(ScaleOutTopology topology) {
   switch (topology) {
-    case ScaleOutTopology::kNone: return "none";
-    case ScaleOutTopology::kSingleSwitch: return "single-switch";
-    case ScaleOutTopology::kRailOptimized: return "rail-optimized";
-    case ScaleOutTopology::kClos: return "clos";
+    case ScaleOutTopology::kNone:
+      return "none";
+    case ScaleOutTopology::kSingleSwitch:
+      return "single-switch";
+    case ScaleOutTopology::kRailOptimized:
+      return "rail-optimized";
+    case ScaleOutTopology::kClos:
+      return "clos";
   }
   return "?";
 }
@@ -53,8 +60,9 @@ Status Cluster::Validate() const {
                      " GPUs, not a whole number of scale-up domains of " +
                      std::to_string(scale_up.domain_size));
   } else if (scale_up.domain_size != gpus_per_node) {
-    return invalid("cluster.scale_up.domain_size must equal cluster.gpus_per_node unless "
-                   "cluster.scale_up.kind = \"nvl\"");
+    return invalid(
+        "cluster.scale_up.domain_size must equal cluster.gpus_per_node unless "
+        "cluster.scale_up.kind = \"nvl\"");
   }
   if (scale_up.nvls && !gpu.nvlink_sharp)
     return invalid("cluster.scale_up.nvls = true, but " + gpu.key + " has no NVLink SHARP");

@@ -1,6 +1,7 @@
+#include "myriad/netmodel/cluster.h"
+
 #include <gtest/gtest.h>
 
-#include "myriad/netmodel/cluster.h"
 #include "tests/netmodel/test_clusters.h"
 
 namespace myriad::netmodel {

@@ -1,10 +1,11 @@
 // Behaviour of the analytical model: which algorithm runs where, how time responds to the
 // cluster. Accuracy against published figures is in tests/emulator/cli/accuracy_test.cc.
+#include "myriad/netmodel/collective.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
-#include "myriad/netmodel/collective.h"
 #include "tests/netmodel/test_clusters.h"
 
 namespace myriad::netmodel {
@@ -17,7 +18,7 @@ constexpr std::uint64_t kMiB = 1024 * kKiB;
 constexpr std::uint64_t kGiB = 1024 * kMiB;
 
 CollectiveEstimate Predict(const Cluster& cluster, CollectiveOp op, std::uint64_t bytes,
-                       int ranks = 0, const char* algo = nullptr, const char* proto = nullptr) {
+                           int ranks = 0, const char* algo = nullptr, const char* proto = nullptr) {
   CollectiveRequest r;
   r.op = op;
   r.bytes = bytes;
@@ -104,9 +105,10 @@ TEST(CollectiveModelTest, FabricLatencyFromTheScenarioCounts) {
   EXPECT_GT(t_slow, t_fast + 1.8);  // at least one network hop each way costs 1.8 us more
   Cluster slow_nvlink = DgxCluster("h100-sxm", 1);
   slow_nvlink.scale_up.latency = 1.5e-6;
-  EXPECT_NEAR(Predict(slow_nvlink, CollectiveOp::kAllReduce, 8, 0, "ring").time_us -
-                  Predict(DgxCluster("h100-sxm", 1), CollectiveOp::kAllReduce, 8, 0, "ring").time_us,
-              14 * 1.0, 1e-6);  // 14 ring steps, 1 us slower each
+  EXPECT_NEAR(
+      Predict(slow_nvlink, CollectiveOp::kAllReduce, 8, 0, "ring").time_us -
+          Predict(DgxCluster("h100-sxm", 1), CollectiveOp::kAllReduce, 8, 0, "ring").time_us,
+      14 * 1.0, 1e-6);  // 14 ring steps, 1 us slower each
 }
 
 TEST(CollectiveModelTest, LargeRingBandwidthIsTheSlowerFabric) {

@@ -57,45 +57,43 @@ TEST_F(CollectiveCommandTest, DgxH100AllReduceMatchesGolden) {
 }
 
 TEST_F(CollectiveCommandTest, H100x128JsonMatchesGolden) {
-  const auto r =
-      Collective({"scenarios/h100-x128.toml", "--op", "allreduce", "-b", "8", "-e", "8G",
-                  "-f", "8", "--json"});
+  const auto r = Collective({"scenarios/h100-x128.toml", "--op", "allreduce", "-b", "8", "-e", "8G",
+                             "-f", "8", "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, ReadFile("tests/emulator/cli/golden/h100-x128-allreduce.json"));
 }
 
 TEST_F(CollectiveCommandTest, SameInputsGiveIdenticalOutput) {
-  const std::vector<std::string> args = {"scenarios/h100-x1024.toml", "--op", "alltoall",
-                                         "--json"};
+  const std::vector<std::string> args = {"scenarios/h100-x1024.toml", "--op", "alltoall", "--json"};
   EXPECT_EQ(Collective(args).out, Collective(args).out);
 }
 
 TEST_F(CollectiveCommandTest, JsonHasTheDocumentedKeys) {
-  const auto r = Collective({"scenarios/dgx-h100.toml", "--op", "allgather", "-b", "1M", "-e",
-                             "1M", "--json"});
+  const auto r = Collective(
+      {"scenarios/dgx-h100.toml", "--op", "allgather", "-b", "1M", "-e", "1M", "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
-  for (const char* key : {"\"size_bytes\": 1048576", "\"count\": 32768", "\"time_us\": ",
-                          "\"algbw_gbps\": ", "\"busbw_gbps\": ", "\"algorithm\": \"",
-                          "\"protocol\": \"", "\"model\": \"analytical\""})
+  for (const char* key :
+       {"\"size_bytes\": 1048576", "\"count\": 32768", "\"time_us\": ", "\"algbw_gbps\": ",
+        "\"busbw_gbps\": ", "\"algorithm\": \"", "\"protocol\": \"", "\"model\": \"analytical\""})
     EXPECT_THAT(r.out, HasSubstr(key));
   EXPECT_EQ(r.out.front(), '[');
 }
 
 TEST_F(CollectiveCommandTest, TableLooksLikeNcclTests) {
-  const auto r = Collective({"scenarios/dgx-h100.toml", "--op", "reduce", "-b", "1K", "-e",
-                             "4K", "--dtype", "bf16", "--redop", "max", "--root", "3"});
+  const auto r = Collective({"scenarios/dgx-h100.toml", "--op", "reduce", "-b", "1K", "-e", "4K",
+                             "--dtype", "bf16", "--redop", "max", "--root", "3"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("#       size        count     type  redop   root"));
   EXPECT_THAT(r.out, HasSubstr("        1024          512 bfloat16    max      3"));
   EXPECT_THAT(r.out, HasSubstr("# Avg bus bandwidth    : "));
-  const auto gather = Collective({"scenarios/dgx-h100.toml", "--op", "allgather", "-b", "1K",
-                                  "-e", "1K"});
+  const auto gather =
+      Collective({"scenarios/dgx-h100.toml", "--op", "allgather", "-b", "1K", "-e", "1K"});
   EXPECT_THAT(gather.out, HasSubstr("        1024           32    float   none     -1"));
 }
 
 TEST_F(CollectiveCommandTest, SizesRoundDownToWholeElementsPerRank) {
-  const auto r = Collective({"scenarios/dgx-h100.toml", "--op", "alltoall", "-b", "8", "-e",
-                             "64", "--json"});
+  const auto r =
+      Collective({"scenarios/dgx-h100.toml", "--op", "alltoall", "-b", "8", "-e", "64", "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, Not(HasSubstr("\"size_bytes\": 8,")));
   EXPECT_THAT(r.out, HasSubstr("\"size_bytes\": 32, \"count\": 1,"));
@@ -111,20 +109,20 @@ TEST_F(CollectiveCommandTest, NcclAlgoAndProtoFromTheEnvironment) {
   EXPECT_THAT(r.out, Not(HasSubstr("\"LL")));
   EXPECT_THAT(r.out, HasSubstr("\"algorithm\": \"Ring\", \"protocol\": \"Simple\""));
   // The command line wins over the environment.
-  const auto flag = Collective({"scenarios/dgx-h100.toml", "--op", "allreduce", "-b", "8G",
-                                "--algo", "nvls", "--json"});
+  const auto flag = Collective(
+      {"scenarios/dgx-h100.toml", "--op", "allreduce", "-b", "8G", "--algo", "nvls", "--json"});
   EXPECT_THAT(flag.out, HasSubstr("\"algorithm\": \"NVLS\""));
   const auto table = Collective({"scenarios/dgx-h100.toml", "--op", "allreduce", "-b", "8G"});
   EXPECT_THAT(table.out, HasSubstr("algorithm: NCCL_ALGO=Ring | protocol: NCCL_PROTO=Simple"));
 }
 
 TEST_F(CollectiveCommandTest, NodesAndRanksSelectTheCommunicator) {
-  const auto nodes = Collective({"scenarios/h100-x128.toml", "--op", "allreduce", "-b", "1G",
-                                 "-e", "1G", "--nodes", "2"});
+  const auto nodes = Collective(
+      {"scenarios/h100-x128.toml", "--op", "allreduce", "-b", "1G", "-e", "1G", "--nodes", "2"});
   ASSERT_EQ(nodes.status, 0) << nodes.err;
   EXPECT_THAT(nodes.out, HasSubstr("# nRanks 16 nNodes 2 scale-up domains 2"));
-  const auto ranks = Collective({"scenarios/h100-x128.toml", "--op", "allreduce", "-b", "1G",
-                                 "-e", "1G", "--ranks", "4"});
+  const auto ranks = Collective(
+      {"scenarios/h100-x128.toml", "--op", "allreduce", "-b", "1G", "-e", "1G", "--ranks", "4"});
   EXPECT_THAT(ranks.out, HasSubstr("# nRanks 4 nNodes 1 scale-up domains 1"));
 }
 
@@ -167,8 +165,8 @@ TEST_F(CollectiveCommandTest, EveryBundledScenarioRunsEveryCollective) {
     ++scenarios;
     for (int i = 0; i < netmodel::kNumCollectiveOps; ++i) {
       const std::string op(netmodel::ToString(static_cast<netmodel::CollectiveOp>(i)));
-      const auto r = Collective({entry.path().string(), "--op", op, "-b", "1K", "-e", "1G",
-                                 "-f", "32", "--json"});
+      const auto r = Collective(
+          {entry.path().string(), "--op", op, "-b", "1K", "-e", "1G", "-f", "32", "--json"});
       EXPECT_EQ(r.status, 0) << entry.path() << " " << op << ": " << r.err;
       EXPECT_THAT(r.out, Not(HasSubstr("\"time_us\": 0.000"))) << entry.path() << " " << op;
     }

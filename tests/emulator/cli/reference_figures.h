@@ -12,17 +12,19 @@ constexpr std::uint64_t kMiB = 1024 * kKiB;
 constexpr std::uint64_t kGiB = 1024 * kMiB;
 
 struct Row {
-  const char* source;      // where the figure was published
-  const char* scenario;    // bundled scenario that models the same hardware
-  const char* op;          // myriad collective --op
-  int ranks;               // communicator size
-  const char* algo;        // NCCL_ALGO in force ("" = automatic)
+  const char* source;    // where the figure was published
+  const char* scenario;  // bundled scenario that models the same hardware
+  const char* op;        // myriad collective --op
+  int ranks;             // communicator size
+  const char* algo;      // NCCL_ALGO in force ("" = automatic)
   std::uint64_t bytes;
-  double time_us;          // 0 = not published
-  double busbw_gbps;       // 0 = not published
+  double time_us;     // 0 = not published
+  double busbw_gbps;  // 0 = not published
 };
 
 inline const std::vector<Row>& CollectiveRows() {
+  // One published figure per line reads best as a table.
+  // clang-format off
   static const std::vector<Row> rows = {
       // One 8-GPU H100 node, NVLS on (NVIDIA/dgxc-benchmarking nccl/README.md).
       {"dgxc-benchmarking DGX H100", "scenarios/dgx-h100.toml", "allreduce", 8, "", 8, 13.0, 0},
@@ -69,6 +71,7 @@ inline const std::vector<Row>& CollectiveRows() {
       // AllToAll with one NIC per GPU tends to the per-NIC rate (nccl-tests issues 130, 267).
       {"nccl-tests 130/267 (AllToAll)", "scenarios/h100-x128.toml", "alltoall", 1024, "", 8 * kGiB, 0, 47.5},
   };
+  // clang-format on
   return rows;
 }
 

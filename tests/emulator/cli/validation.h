@@ -57,8 +57,8 @@ inline std::string ValidationTable() {
     out += fmt::format(
         "| {} | {} | {} | {} | {} | {} | {} | {:.1f} | {} | {} | {:.1f} | {} | {}/{} |\n",
         row.source, row.scenario, row.op, row.ranks, *row.algo ? row.algo : "auto",
-        SizeLabel(row.bytes), row.time_us > 0 ? fmt::format("{:g}", row.time_us) : "–",
-        e->time_us, Deviation(e->time_us, row.time_us),
+        SizeLabel(row.bytes), row.time_us > 0 ? fmt::format("{:g}", row.time_us) : "–", e->time_us,
+        Deviation(e->time_us, row.time_us),
         row.busbw_gbps > 0 ? fmt::format("{:g}", row.busbw_gbps) : "–", e->busbw_gbps,
         Deviation(e->busbw_gbps, row.busbw_gbps), netmodel::ToString(e->algorithm),
         netmodel::ToString(e->protocol));

@@ -27,11 +27,11 @@ std::string_view ToString(ScaleOutTopology topology);
 
 struct ScaleUp {
   ScaleUpKind kind = ScaleUpKind::kNvSwitch;
-  int domain_size = 0;     // GPUs that reach each other over the scale-up fabric
-  double bandwidth = 0;    // per GPU, per direction, signalling rate
-  double efficiency = 0;   // data fraction of `bandwidth`
-  double latency = 0;      // GPU to GPU through the fabric, seconds
-  bool nvls = false;       // NVLink SHARP usable
+  int domain_size = 0;    // GPUs that reach each other over the scale-up fabric
+  double bandwidth = 0;   // per GPU, per direction, signalling rate
+  double efficiency = 0;  // data fraction of `bandwidth`
+  double latency = 0;     // GPU to GPU through the fabric, seconds
+  bool nvls = false;      // NVLink SHARP usable
   double data_bandwidth() const { return bandwidth * efficiency; }
 };
 

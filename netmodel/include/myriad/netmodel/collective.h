@@ -28,7 +28,16 @@ enum class CollectiveOp {
 };
 inline constexpr int kNumCollectiveOps = 9;
 
-enum class Algorithm { kRing, kTree, kNvls, kNvlsTree, kCollNetDirect, kCollNetChain, kPat, kDirect };
+enum class Algorithm {
+  kRing,
+  kTree,
+  kNvls,
+  kNvlsTree,
+  kCollNetDirect,
+  kCollNetChain,
+  kPat,
+  kDirect
+};
 inline constexpr int kNumAlgorithms = 8;
 
 enum class Protocol { kLL, kLL128, kSimple };
@@ -93,14 +102,14 @@ struct CollectiveRequest {
 struct CollectiveEstimate {
   Algorithm algorithm = Algorithm::kRing;
   Protocol protocol = Protocol::kSimple;
-  int channels = 0;              // channels NCCL would use at this size
-  double latency_us = 0;         // start-up: base + per-hop latencies
-  double transfer_us = 0;        // bytes over the bottleneck bandwidth
-  double pipeline_fill_us = 0;   // chunks filling and draining a multi-stage pipeline
-  double bottleneck_gbps = 0;    // algorithm bandwidth of the bottleneck (GB/s, 1e9)
-  double time_us = 0;            // latency + transfer + pipeline fill
-  double algbw_gbps = 0;         // bytes / time
-  double busbw_gbps = 0;         // algbw x bus factor
+  int channels = 0;             // channels NCCL would use at this size
+  double latency_us = 0;        // start-up: base + per-hop latencies
+  double transfer_us = 0;       // bytes over the bottleneck bandwidth
+  double pipeline_fill_us = 0;  // chunks filling and draining a multi-stage pipeline
+  double bottleneck_gbps = 0;   // algorithm bandwidth of the bottleneck (GB/s, 1e9)
+  double time_us = 0;           // latency + transfer + pipeline fill
+  double algbw_gbps = 0;        // bytes / time
+  double busbw_gbps = 0;        // algbw x bus factor
 };
 
 // The layout of a communicator on the cluster, derived once per rank count.

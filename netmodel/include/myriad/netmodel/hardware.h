@@ -12,11 +12,11 @@
 namespace myriad::netmodel {
 
 struct GpuSpec {
-  std::string key;   // catalog key used in scenarios, e.g. "h100-sxm"
-  std::string name;  // marketing name, e.g. "NVIDIA H100 SXM"
-  double bf16_flops = 0;   // dense tensor-core BF16
-  double fp8_flops = 0;    // dense tensor-core FP8 (0 = not supported)
-  double fp32_flops = 0;   // non-tensor FP32
+  std::string key;        // catalog key used in scenarios, e.g. "h100-sxm"
+  std::string name;       // marketing name, e.g. "NVIDIA H100 SXM"
+  double bf16_flops = 0;  // dense tensor-core BF16
+  double fp8_flops = 0;   // dense tensor-core FP8 (0 = not supported)
+  double fp32_flops = 0;  // non-tensor FP32
   double hbm_bytes = 0;
   double hbm_bandwidth = 0;
   int sm_count = 0;
@@ -47,9 +47,9 @@ struct NicSpec {
 struct SwitchSpec {
   std::string key;
   std::string name;
-  int radix = 0;         // ports
-  double port_rate = 0;  // bytes/s per direction
-  double latency = 0;    // port-to-port, seconds
+  int radix = 0;                      // ports
+  double port_rate = 0;               // bytes/s per direction
+  double latency = 0;                 // port-to-port, seconds
   bool in_network_reduction = false;  // SHARP-capable
 };
 
