@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "myriad/emulator/scenario.h"
+#include "tests/support/run_command.h"
 
 namespace myriad::emulator {
 namespace {
@@ -92,15 +93,7 @@ TEST(MalformedCorpusTest, ExpectedErrorsAreOneLineInTheDocumentedFormat) {
 
 // Runs `command` with stdout discarded; returns its exit status and stderr.
 std::pair<int, std::string> RunStderr(const std::string& command) {
-  std::FILE* pipe = ::popen((command + " 2>&1 >/dev/null").c_str(), "r");
-  if (pipe == nullptr) return {-1, ""};
-  std::string output;
-  std::array<char, 4096> buffer;
-  std::size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    output.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+  return myriad::testing::RunCommand(command + " 2>&1 >/dev/null");
 }
 
 TEST(MyriadCheckTest, ExitsWithStatusTwoAndPrintsTheError) {
