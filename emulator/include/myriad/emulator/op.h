@@ -1,0 +1,142 @@
+// Ops: what one logical rank asks of its host thread and its GPU, in program order.
+// Every op source (trace, live process, mirror, synthetic workload) produces these.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "myriad/netmodel/collective.h"
+#include "myriad/status.h"
+
+namespace myriad::emulator {
+
+// Virtual time in picoseconds: integers keep every run bit-identical, and 2^63 ps is 106 days.
+using SimTime = std::int64_t;
+inline constexpr SimTime kPicosPerNano = 1'000;
+inline constexpr SimTime kPicosPerMicro = 1'000'000;
+inline constexpr SimTime kPicosPerSecond = 1'000'000'000'000;
+inline SimTime FromMicros(double us) {
+  return static_cast<SimTime>(us * static_cast<double>(kPicosPerMicro) + (us >= 0 ? 0.5 : -0.5));
+}
+inline double ToMicros(SimTime t) {
+  return static_cast<double>(t) / static_cast<double>(kPicosPerMicro);
+}
+
+enum class OpKind : std::uint8_t {
+  kKernel,
+  kMemcpy,
+  kMemset,
+  kEventRecord,
+  kStreamWaitEvent,
+  kEventSync,
+  kEventQuery,
+  kStreamSync,
+  kDeviceSync,
+  kStreamCreate,
+  kMalloc,
+  kFree,
+  kCollective,
+  kSend,
+  kRecv,
+  kGroupStart,
+  kGroupEnd,
+  kHost,
+  kMarker,
+};
+inline constexpr int kNumOpKinds = 19;
+std::string_view ToString(OpKind kind);  // trace names: "kernel", "stream_wait_event", ...
+Result<OpKind> ParseOpKind(std::string_view name);
+
+enum class MemcpyKind : std::uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice, kPeer };
+std::string_view ToString(MemcpyKind kind);  // "h2d", "d2h", "d2d", "peer"
+Result<MemcpyKind> ParseMemcpyKind(std::string_view name);
+
+// NCCL data types (ncclDataType_t order).
+enum class DataType : std::uint8_t {
+  kInt8,
+  kUint8,
+  kInt32,
+  kUint32,
+  kInt64,
+  kUint64,
+  kFloat16,
+  kFloat32,
+  kFloat64,
+  kBfloat16,
+  kFloat8e4m3,
+  kFloat8e5m2,
+};
+int SizeOf(DataType type);
+std::string_view ToString(DataType type);  // "int8", ..., "float16", "float32", "bfloat16", ...
+Result<DataType> ParseDataType(std::string_view name);  // also accepts half, float, double, bf16...
+
+enum class ReduceOp : std::uint8_t { kSum, kProd, kMax, kMin, kAvg };
+std::string_view ToString(ReduceOp op);
+Result<ReduceOp> ParseReduceOp(std::string_view name);
+
+struct Dim3 {
+  std::uint32_t x = 1, y = 1, z = 1;
+  bool operator==(const Dim3&) const = default;
+};
+
+// What a library model needs to time a cuBLAS/cuBLASLt GEMM (m = 0: not a GEMM).
+struct GemmShape {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::int64_t batch = 1;
+  DataType dtype = DataType::kBfloat16;
+};
+
+// Stream 0 is the legacy default stream; kPerThreadStream the per-thread default stream.
+inline constexpr std::int32_t kLegacyStream = 0;
+inline constexpr std::int32_t kPerThreadStream = -2;
+
+// Names (kernels, communicators, labels) are interned once and referred to by id.
+using NameId = std::uint32_t;
+
+struct Op {
+  OpKind kind = OpKind::kHost;
+  std::int32_t stream = kLegacyStream;
+  // kernel: name, launch shape, and either a duration or what a model needs.
+  NameId name = 0;
+  Dim3 grid;
+  Dim3 block;
+  std::uint32_t shared_mem = 0;
+  SimTime duration = -1;  // kernel/host: given duration; -1 = ask the kernel timing chain
+  GemmShape gemm;
+  // memcpy, memset, malloc, free
+  std::uint64_t bytes = 0;
+  MemcpyKind copy_kind = MemcpyKind::kDeviceToDevice;
+  bool async = true;  // memcpy/memset: cudaMemcpyAsync (true) or blocking cudaMemcpy (false)
+  // events; stream create
+  std::int32_t event = 0;
+  bool non_blocking = false;  // stream create: cudaStreamNonBlocking
+  std::int32_t priority = 0;
+  // collective, send, recv
+  NameId comm = 0;
+  netmodel::CollectiveOp coll = netmodel::CollectiveOp::kAllReduce;
+  std::uint64_t count = 0;  // elements, as the NCCL call passes them
+  DataType dtype = DataType::kFloat32;
+  ReduceOp redop = ReduceOp::kSum;
+  std::int32_t root = -1;  // communicator rank; -1 = not rooted
+  std::int32_t peer = -1;  // send/recv: communicator rank of the other side
+  // marker: label (iteration boundaries use the label "iteration")
+  NameId label = 0;
+};
+
+// Interned strings shared by all ranks of one run.
+class NameTable {
+ public:
+  NameTable() { Intern(""); }
+  NameId Intern(std::string_view name);
+  const std::string& Name(NameId id) const { return names_[id]; }
+  std::size_t size() const { return names_.size(); }
+
+ private:
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, NameId> ids_;
+};
+
+}  // namespace myriad::emulator

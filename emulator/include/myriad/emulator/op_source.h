@@ -1,0 +1,41 @@
+// The seam between the engine and whatever feeds it ops: a Workload describes the job
+// (ranks, communicators) and opens one OpSource per logical rank. The trace reader is one
+// implementation; live processes, mirrors and synthetic workloads are others.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "myriad/emulator/op.h"
+#include "myriad/status.h"
+
+namespace myriad::emulator {
+
+// A named set of ranks. Member i of `ranks` is communicator rank i.
+struct CommunicatorSpec {
+  NameId name = 0;
+  std::vector<int> ranks;  // global (logical) ranks
+};
+
+class OpSource {
+ public:
+  virtual ~OpSource() = default;
+  // Fills `op` with the rank's next op. Returns false at the end of its stream, or an error
+  // (malformed input) naming where it was found.
+  virtual Result<bool> Next(Op& op) = 0;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual int world_size() const = 0;
+  virtual const std::vector<CommunicatorSpec>& communicators() const = 0;
+  virtual NameTable& names() = 0;
+  // Where the ops come from, for reports ("trace run.jsonl").
+  virtual std::string description() const = 0;
+  // The ops of one logical rank, generated or read lazily.
+  virtual Result<std::unique_ptr<OpSource>> OpenRank(int rank) = 0;
+};
+
+}  // namespace myriad::emulator
