@@ -341,10 +341,41 @@ Result<CollectiveEstimate> CollectiveModel::EstimateWith(const CollectiveRequest
       Time(request.op, static_cast<double>(request.bytes), layout, algorithm, protocol), request);
 }
 
+CommLayout CollectiveModel::LayoutOf(const std::vector<int>& gpus) const {
+  CommLayout layout;
+  layout.ranks = static_cast<int>(gpus.size());
+  const int domain_size = cluster_.scale_up.domain_size;
+  const int nodes_per_leaf = std::max(1, cluster_.scale_out.nodes_per_leaf);
+  // Ranks per domain and leaves spanned, counted over sorted domain and leaf indices.
+  std::vector<int> domains, leaves;
+  domains.reserve(gpus.size());
+  leaves.reserve(gpus.size());
+  for (int gpu : gpus) {
+    domains.push_back(gpu / domain_size);
+    leaves.push_back(gpu / cluster_.gpus_per_node / nodes_per_leaf);
+  }
+  std::sort(domains.begin(), domains.end());
+  std::sort(leaves.begin(), leaves.end());
+  int run = 0;
+  for (size_t i = 0; i < domains.size(); ++i) {
+    run = (i > 0 && domains[i] == domains[i - 1]) ? run + 1 : 1;
+    if (run == 1) ++layout.domains;
+    layout.ranks_per_domain = std::max(layout.ranks_per_domain, run);
+  }
+  layout.cross_leaf = cluster_.scale_out.topology != ScaleOutTopology::kNone &&
+                      cluster_.scale_out.topology != ScaleOutTopology::kSingleSwitch &&
+                      !leaves.empty() && leaves.front() != leaves.back();
+  return layout;
+}
+
 Result<CollectiveEstimate> CollectiveModel::Estimate(const CollectiveRequest& request) const {
   if (request.ranks < 1 || request.ranks > cluster_.total_gpus())
     return EstimateWith(request, Algorithm::kRing, Protocol::kSimple);  // carries the error
-  const CommLayout layout = Layout(request.ranks);
+  return Estimate(request, Layout(request.ranks));
+}
+
+Result<CollectiveEstimate> CollectiveModel::Estimate(const CollectiveRequest& request,
+                                                     const CommLayout& layout) const {
   // NCCL ignores NCCL_ALGO for point-to-point work: it always runs direct sends.
   const bool p2p = IsPointToPoint(request.op);
   bool found = false;

@@ -202,3 +202,36 @@ TEST(CollectiveModelTest, ScalesToSixteenThousandRanks) {
 
 }  // namespace
 }  // namespace myriad::netmodel
+
+namespace myriad::netmodel {
+namespace {
+
+TEST(CommLayoutTest, ContiguousGroupsMatchLayout) {
+  const CollectiveModel model(testing::DgxCluster("h100-sxm", 128));
+  for (int ranks : {1, 4, 8, 16, 256, 1024}) {
+    std::vector<int> gpus(static_cast<size_t>(ranks));
+    for (int i = 0; i < ranks; ++i) gpus[static_cast<size_t>(i)] = i;
+    const CommLayout a = model.Layout(ranks), b = model.LayoutOf(gpus);
+    EXPECT_EQ(a.domains, b.domains) << ranks;
+    EXPECT_EQ(a.ranks_per_domain, b.ranks_per_domain) << ranks;
+    EXPECT_EQ(a.cross_leaf, b.cross_leaf) << ranks;
+  }
+}
+
+TEST(CommLayoutTest, StridedDataParallelGroupHasOneRankPerDomain) {
+  const CollectiveModel model(testing::DgxCluster("h100-sxm", 128));
+  std::vector<int> dp;
+  for (int node = 0; node < 16; ++node) dp.push_back(node * 8 + 3);
+  const CommLayout layout = model.LayoutOf(dp);
+  EXPECT_EQ(layout.domains, 16);
+  EXPECT_EQ(layout.ranks_per_domain, 1);
+  EXPECT_FALSE(layout.cross_leaf);  // 16 nodes fit one leaf of 32
+  CollectiveRequest r{CollectiveOp::kAllReduce, 1 << 30, 16};
+  auto strided = model.Estimate(r, layout);
+  ASSERT_TRUE(strided.ok());
+  // One NIC per rank instead of NVLink inside nodes: far slower than 16 ranks on 2 nodes.
+  EXPECT_GT(strided->time_us, 3 * model.Estimate(r)->time_us);
+}
+
+}  // namespace
+}  // namespace myriad::netmodel

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "myriad/netmodel/cluster.h"
 #include "myriad/status.h"
@@ -128,11 +129,18 @@ class CollectiveModel {
   // impossible (ranks outside 1..total GPUs) or the sets exclude every applicable algorithm.
   Result<CollectiveEstimate> Estimate(const CollectiveRequest& request) const;
 
+  // The same for a communicator of any GPUs (global GPU indices, `request.ranks` of them).
+  Result<CollectiveEstimate> Estimate(const CollectiveRequest& request,
+                                      const CommLayout& layout) const;
+
   // The estimate of one (algorithm, protocol); fails if it does not apply here.
   Result<CollectiveEstimate> EstimateWith(const CollectiveRequest& request, Algorithm algorithm,
                                           Protocol protocol) const;
 
+  // Layout of the communicator of GPUs 0 .. ranks-1.
   CommLayout Layout(int ranks) const;
+  // Layout of a communicator of the given GPUs (each in 0 .. total GPUs - 1).
+  CommLayout LayoutOf(const std::vector<int>& gpus) const;
   const Cluster& cluster() const { return cluster_; }
 
  private:
