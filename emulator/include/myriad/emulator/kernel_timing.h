@@ -1,6 +1,6 @@
 // Kernel durations: a chain of providers, first answer wins (DESIGN.md "Kernel durations").
 //   1. the op's own duration (a trace that recorded it)
-//   2. profile databases (measured on a GPU model; docs/profile-format.md)
+//   2. profile databases (measured on a GPU model; docs/kernel-timing.md)
 //   3. library models: GEMM from M, N, K and dtype; memcpy and memset from bandwidths
 //   4. a configurable fallback, with a coverage report of the kernels that had no answer
 // The chain also times memcpy and memset ops.

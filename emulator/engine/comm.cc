@@ -1,0 +1,235 @@
+// Communication: collectives match by (communicator, sequence number) across all members,
+// point-to-point by (communicator, sender, receiver, sequence number). When the last party
+// arrives, netmodel times the call and every party's stream completes it together.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include "engine/simulation.h"
+
+namespace myriad::emulator::engine {
+namespace {
+
+bool IsReduction(netmodel::CollectiveOp op) {
+  return op == netmodel::CollectiveOp::kAllReduce || op == netmodel::CollectiveOp::kReduce ||
+         op == netmodel::CollectiveOp::kReduceScatter;
+}
+bool IsRooted(netmodel::CollectiveOp op) {
+  return op == netmodel::CollectiveOp::kBroadcast || op == netmodel::CollectiveOp::kReduce ||
+         op == netmodel::CollectiveOp::kGather || op == netmodel::CollectiveOp::kScatter;
+}
+
+// nccl-tests sizes: the whole buffer for collectives whose count is per rank.
+std::uint64_t BufferBytes(const Op& call, int ranks) {
+  const std::uint64_t bytes = call.count * static_cast<std::uint64_t>(SizeOf(call.dtype));
+  switch (call.coll) {
+    case netmodel::CollectiveOp::kAllGather:
+    case netmodel::CollectiveOp::kReduceScatter:
+    case netmodel::CollectiveOp::kAllToAll:
+    case netmodel::CollectiveOp::kGather:
+    case netmodel::CollectiveOp::kScatter:
+      return bytes * static_cast<std::uint64_t>(ranks);
+    default:
+      return bytes;
+  }
+}
+
+}  // namespace
+
+std::string Simulation::Describe(const Op& call) const {
+  const std::string& comm = names_.Name(call.comm);
+  if (call.kind == OpKind::kSend || call.kind == OpKind::kRecv)
+    return fmt::format("{} count={} dtype={} {} peer {} on '{}'", ToString(call.kind), call.count,
+                       ToString(call.dtype), call.kind == OpKind::kSend ? "to" : "from",
+                       call.peer, comm);
+  std::string text = fmt::format("{} count={} dtype={}", netmodel::ToString(call.coll),
+                                 call.count, ToString(call.dtype));
+  if (IsReduction(call.coll)) text += fmt::format(" redop={}", ToString(call.redop));
+  if (IsRooted(call.coll)) text += fmt::format(" root={}", call.root);
+  return text + fmt::format(" on '{}'", comm);
+}
+
+Status Simulation::Arrive(int rank, int slot, const Op& call) {
+  return call.kind == OpKind::kCollective ? ArriveCollective(rank, slot, call)
+                                          : ArriveP2p(rank, slot, call);
+}
+
+Status Simulation::ArriveCollective(int rank, int slot, const Op& call) {
+  Rank& r = *ranks_[static_cast<size_t>(rank)];
+  auto cit = comms_.find(call.comm);
+  if (cit == comms_.end())
+    return Status::InvalidArgument(
+        fmt::format("rank {}: unknown communicator '{}'", rank, names_.Name(call.comm)));
+  const Communicator& comm = cit->second;
+  if (!comm.comm_rank.count(rank))
+    return Status::InvalidArgument(fmt::format("rank {} calls {} but is not a member of '{}'",
+                                               rank, Describe(call), names_.Name(call.comm)));
+  const int n = static_cast<int>(comm.ranks.size());
+  if (IsRooted(call.coll) && (call.root < 0 || call.root >= n))
+    return Status::InvalidArgument(fmt::format("rank {}: {}: root {} is not a rank of '{}' (0..{})",
+                                               rank, Describe(call), call.root,
+                                               names_.Name(call.comm), n - 1));
+  const std::uint64_t seq = r.coll_seq[call.comm]++;
+  const std::uint64_t key = (static_cast<std::uint64_t>(call.comm) << 40) | seq;
+  CollInstance& inst = colls_[key];
+  if (inst.arrived == 0) {
+    inst.call = call;
+    inst.first_rank = rank;
+  } else {
+    const Op& first = inst.call;
+    const bool same = first.coll == call.coll && first.count == call.count &&
+                      first.dtype == call.dtype &&
+                      (!IsReduction(call.coll) || first.redop == call.redop) &&
+                      (!IsRooted(call.coll) || first.root == call.root);
+    if (!same)
+      return Status::InvalidArgument(fmt::format(
+          "mismatched collective #{} on communicator '{}': rank {} called {}, rank {} called {}",
+          seq, names_.Name(call.comm), inst.first_rank, Describe(first), rank, Describe(call)));
+  }
+  inst.members.emplace_back(rank, slot);
+  if (++inst.arrived < n) return Status::Ok();
+
+  Result<netmodel::CollectiveEstimate> est = TimeCollective(comm, call);
+  if (!est.ok())
+    return Status::InvalidArgument(
+        fmt::format("{} (#{}): {}", Describe(call), seq, est.status().message()));
+  const SimTime end = now_ + FromMicros(est->time_us);
+  const std::vector<std::pair<int, int>> members = std::move(inst.members);
+  colls_.erase(key);
+  for (const auto& [member, member_slot] : members) {
+    std::string detail;
+    if (ranks_[static_cast<size_t>(member)]->traced)
+      detail = fmt::format("{} {} B {}/{} {:.3f} us", netmodel::ToString(call.coll),
+                           BufferBytes(call, n), netmodel::ToString(est->algorithm),
+                           netmodel::ToString(est->protocol), est->time_us);
+    Resolve(member, member_slot, end, std::move(detail));
+  }
+  return Status::Ok();
+}
+
+Status Simulation::ArriveP2p(int rank, int slot, const Op& call) {
+  Rank& r = *ranks_[static_cast<size_t>(rank)];
+  auto cit = comms_.find(call.comm);
+  if (cit == comms_.end())
+    return Status::InvalidArgument(
+        fmt::format("rank {}: unknown communicator '{}'", rank, names_.Name(call.comm)));
+  const Communicator& comm = cit->second;
+  auto me_it = comm.comm_rank.find(rank);
+  if (me_it == comm.comm_rank.end())
+    return Status::InvalidArgument(fmt::format("rank {} calls {} but is not a member of '{}'",
+                                               rank, Describe(call), names_.Name(call.comm)));
+  const int me = me_it->second;
+  const int n = static_cast<int>(comm.ranks.size());
+  if (call.peer < 0 || call.peer >= n || call.peer == me)
+    return Status::InvalidArgument(fmt::format("rank {}: {}: peer {} is not another rank of '{}'",
+                                               rank, Describe(call), call.peer,
+                                               names_.Name(call.comm)));
+  const bool send = call.kind == OpKind::kSend;
+  const int src = send ? me : call.peer;
+  const int dst = send ? call.peer : me;
+  const std::uint64_t pair = (static_cast<std::uint64_t>(call.comm) << 32) |
+                             static_cast<std::uint32_t>(call.peer);
+  const std::uint64_t seq = send ? r.send_seq[pair]++ : r.recv_seq[pair]++;
+  const auto key = std::make_tuple(call.comm, src, dst, seq);
+  P2pInstance& inst = p2ps_[key];
+  (send ? inst.send : inst.recv) = true;
+  (send ? inst.send_rank : inst.recv_rank) = rank;
+  (send ? inst.send_slot : inst.recv_slot) = slot;
+  (send ? inst.send_op : inst.recv_op) = call;
+  if (!inst.send || !inst.recv) return Status::Ok();
+
+  const Op& s = inst.send_op;
+  const Op& v = inst.recv_op;
+  const std::uint64_t bytes = s.count * static_cast<std::uint64_t>(SizeOf(s.dtype));
+  if (bytes != v.count * static_cast<std::uint64_t>(SizeOf(v.dtype)))
+    return Status::InvalidArgument(fmt::format(
+        "mismatched send/recv #{} on communicator '{}': rank {} sends {} x {}, rank {} "
+        "receives {} x {}",
+        seq, names_.Name(call.comm), inst.send_rank, s.count, ToString(s.dtype), inst.recv_rank,
+        v.count, ToString(v.dtype)));
+  netmodel::CollectiveRequest request;
+  request.op = netmodel::CollectiveOp::kSendRecv;
+  request.bytes = bytes;
+  request.ranks = 2;
+  auto est = model_.Estimate(request, model_.LayoutOf({comm.ranks[static_cast<size_t>(src)],
+                                                       comm.ranks[static_cast<size_t>(dst)]}));
+  if (!est.ok()) return est.status();
+  const SimTime end = now_ + FromMicros(est->time_us);
+  const int send_rank = inst.send_rank, send_slot = inst.send_slot;
+  const int recv_rank = inst.recv_rank, recv_slot = inst.recv_slot;
+  p2ps_.erase(key);
+  const std::string detail = fmt::format("{} B rank {} -> rank {} {:.3f} us", bytes, send_rank,
+                                         recv_rank, est->time_us);
+  Resolve(send_rank, send_slot, end, detail);
+  Resolve(recv_rank, recv_slot, end, detail);
+  return Status::Ok();
+}
+
+Result<netmodel::CollectiveEstimate> Simulation::TimeCollective(const Communicator& comm,
+                                                                 const Op& call) {
+  const int n = static_cast<int>(comm.ranks.size());
+  const std::uint64_t bytes = BufferBytes(call, n);
+  const EstimateKey key{comm.name, static_cast<int>(call.coll), bytes};
+  ++estimate_calls_[key];
+  auto it = estimates_.find(key);
+  if (it != estimates_.end()) return it->second;
+  netmodel::CollectiveRequest request;
+  request.op = call.coll;
+  request.bytes = bytes;
+  request.ranks = n;
+  auto est = model_.Estimate(request, comm.layout);
+  if (est.ok()) estimates_.emplace(key, *est);
+  return est;
+}
+
+std::string Simulation::DeadlockReport() {
+  std::string report = fmt::format(
+      "deadlock at {:.3f} us: every rank waits and no event is pending", ToMicros(now_));
+  int listed = 0, blocked = 0;
+  for (const auto& rp : ranks_) {
+    const Rank& r = *rp;
+    if (r.finished) continue;
+    ++blocked;
+    if (listed >= 16) continue;
+    ++listed;
+    report += fmt::format("\n  rank {} (host at {:.3f} us) waits in {}", r.id, ToMicros(r.host),
+                          r.waiting_for);
+    for (const Stream& s : r.streams) {
+      if (s.queue.empty()) continue;
+      const DeviceOp& d = s.queue.front();
+      std::string what = d.op.kind == OpKind::kGroupEnd ? "an NCCL group" :
+                         d.op.kind == OpKind::kCollective || d.op.kind == OpKind::kSend ||
+                                 d.op.kind == OpKind::kRecv
+                             ? Describe(d.op)
+                             : std::string(ToString(d.op.kind));
+      report += fmt::format("\n    stream {}: {} ({})", s.id, what,
+                            d.start >= 0 ? "waiting for its peers" : "waiting for a dependency");
+    }
+  }
+  if (blocked > listed) report += fmt::format("\n  ... and {} more ranks", blocked - listed);
+  // Who never arrived at each pending collective and point-to-point call.
+  std::vector<std::string> lines;
+  for (const auto& [key, inst] : colls_) {
+    const Communicator& comm = comms_.at(inst.call.comm);
+    std::vector<int> missing;
+    for (int member : comm.ranks) {
+      bool arrived = false;
+      for (const auto& m : inst.members) arrived |= m.first == member;
+      if (!arrived) missing.push_back(member);
+    }
+    lines.push_back(fmt::format("\n  {} (#{}): ranks {} never called it", Describe(inst.call),
+                                key & ((1ull << 40) - 1), fmt::join(missing, ", ")));
+  }
+  for (const auto& [key, inst] : p2ps_) {
+    const auto& [comm, src, dst, seq] = key;
+    lines.push_back(fmt::format("\n  {} (#{}) on '{}': no matching {} from communicator rank {}",
+                                inst.send ? "send" : "recv", seq, names_.Name(comm),
+                                inst.send ? "recv" : "send", inst.send ? dst : src));
+  }
+  std::sort(lines.begin(), lines.end());
+  for (const std::string& line : lines) report += line;
+  return report;
+}
+
+}  // namespace myriad::emulator::engine

@@ -1,0 +1,214 @@
+// The device side of a logical rank: per-stream FIFO execution in virtual time. An op starts
+// at the latest of its stream's previous op, its host enqueue time plus launch latency, and
+// the ops it depends on (event waits, legacy default stream ordering).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/simulation.h"
+
+namespace myriad::emulator::engine {
+namespace {
+
+bool IsCompute(OpKind kind) {
+  return kind == OpKind::kKernel || kind == OpKind::kMemcpy || kind == OpKind::kMemset;
+}
+bool IsComm(OpKind kind) {
+  return kind == OpKind::kCollective || kind == OpKind::kSend || kind == OpKind::kRecv ||
+         kind == OpKind::kGroupEnd;
+}
+
+}  // namespace
+
+void Simulation::Fail(Status status) {
+  if (failed_) return;
+  failed_ = true;
+  error_ = std::move(status);
+}
+
+void Simulation::Account(Rank& r) {
+  const SimTime dt = now_ - r.accounted_until;
+  if (r.active_compute > 0) {
+    r.compute += dt;
+  } else if (r.active_comm > 0) {
+    r.exposed_comm += dt;
+  }
+  r.accounted_until = now_;
+}
+
+void Simulation::AddSlice(const Rank& r, std::int32_t track, std::string name,
+                          std::string category, SimTime start, SimTime end, std::string detail) {
+  timeline_.push_back(
+      {r.id, track, std::move(name), std::move(category), start, end - start, std::move(detail)});
+}
+
+void Simulation::TryStart(int rank, int slot) {
+  Rank& r = *ranks_[static_cast<size_t>(rank)];
+  Stream& s = r.streams[static_cast<size_t>(slot)];
+  if (s.queue.empty() || s.head_started || s.start_scheduled) return;
+  DeviceOp& d = s.queue.front();
+  for (const Dep& dep : d.deps) {
+    Stream& other = r.streams[static_cast<size_t>(dep.slot)];
+    if (other.completed < dep.index) {
+      other.waiters.push_back({dep.index, slot});
+      return;
+    }
+  }
+  const SimTime start = std::max(now_, d.ready_floor);
+  if (start > now_) {
+    s.start_scheduled = true;
+    events_.Push(start, EventType::kStart, rank, slot);
+    return;
+  }
+  Begin(rank, slot);
+}
+
+void Simulation::Begin(int rank, int slot) {
+  Rank& r = *ranks_[static_cast<size_t>(rank)];
+  Stream& s = r.streams[static_cast<size_t>(slot)];
+  DeviceOp& d = s.queue.front();
+  s.head_started = true;
+  d.start = now_;
+  switch (d.op.kind) {
+    case OpKind::kKernel:
+    case OpKind::kMemcpy:
+    case OpKind::kMemset: {
+      d.remaining = timer_->Time(d.op, names_);
+      d.progress_at = now_;
+      d.slowed = d.op.kind == OpKind::kKernel && r.active_comm > 0;
+      Account(r);
+      ++r.active_compute;
+      ScheduleKernelEnd(rank, slot);
+      return;
+    }
+    case OpKind::kCollective:
+    case OpKind::kSend:
+    case OpKind::kRecv: {
+      const Op call = d.op;
+      if (Status st = Arrive(rank, slot, call); !st.ok()) Fail(st);
+      return;
+    }
+    case OpKind::kGroupEnd: {
+      const std::vector<Op> members = d.group;
+      for (const Op& call : members) {
+        if (Status st = Arrive(rank, slot, call); !st.ok()) {
+          Fail(st);
+          return;
+        }
+      }
+      return;
+    }
+    default:  // event record, stream wait event: markers in the stream, no duration
+      events_.Push(now_, EventType::kComplete, rank, slot);
+      return;
+  }
+}
+
+// A kernel's end under the current slowdown: work left x (1 + overlap_slowdown) while a
+// collective of its rank is in flight.
+void Simulation::ScheduleKernelEnd(int rank, int slot) {
+  Stream& s = ranks_[static_cast<size_t>(rank)]->streams[static_cast<size_t>(slot)];
+  const DeviceOp& d = s.queue.front();
+  const double stretch = d.slowed ? 1.0 + options_.overlap_slowdown : 1.0;
+  const SimTime left = static_cast<SimTime>(std::llround(static_cast<double>(d.remaining) * stretch));
+  events_.Push(now_ + left, EventType::kComplete, rank, slot, ++s.generation);
+}
+
+// NCCL's channels share SMs and HBM with compute: when a rank's communication starts or stops,
+// its running kernels change speed and their ends move.
+void Simulation::SetCommActive(Rank& r, int delta) {
+  const bool was = r.active_comm > 0;
+  r.active_comm += delta;
+  const bool is = r.active_comm > 0;
+  if (was == is || options_.overlap_slowdown <= 0) return;
+  for (size_t slot = 0; slot < r.streams.size(); ++slot) {
+    Stream& s = r.streams[slot];
+    if (s.queue.empty() || !s.head_started) continue;
+    DeviceOp& d = s.queue.front();
+    if (d.op.kind != OpKind::kKernel) continue;
+    const double stretch = d.slowed ? 1.0 + options_.overlap_slowdown : 1.0;
+    const SimTime done = static_cast<SimTime>(
+        std::llround(static_cast<double>(now_ - d.progress_at) / stretch));
+    d.remaining = std::max<SimTime>(0, d.remaining - done);
+    d.progress_at = now_;
+    d.slowed = is;
+    ScheduleKernelEnd(r.id, static_cast<int>(slot));
+  }
+}
+
+void Simulation::Resolve(int rank, int slot, SimTime end, std::string detail) {
+  Rank& r = *ranks_[static_cast<size_t>(rank)];
+  DeviceOp& d = r.streams[static_cast<size_t>(slot)].queue.front();
+  if (d.comm_start < 0) {
+    Account(r);
+    SetCommActive(r, +1);
+    d.comm_start = now_;
+  }
+  d.comm_end = std::max(d.comm_end, end);
+  if (r.traced && !detail.empty()) {
+    if (!d.detail.empty()) d.detail += ", ";
+    d.detail += detail;
+  }
+  if (--d.unresolved == 0) events_.Push(d.comm_end, EventType::kComplete, rank, slot);
+}
+
+void Simulation::Complete(int rank, int slot) {
+  Rank& r = *ranks_[static_cast<size_t>(rank)];
+  Stream& s = r.streams[static_cast<size_t>(slot)];
+  DeviceOp& d = s.queue.front();
+  Account(r);
+  if (IsCompute(d.op.kind)) --r.active_compute;
+  if (IsComm(d.op.kind)) SetCommActive(r, -1);
+  if (r.traced) {
+    const OpKind kind = d.op.kind;
+    if (IsCompute(kind)) {
+      std::string name = kind == OpKind::kKernel ? names_.Name(d.op.name)
+                                                 : fmt::format("{} {}", ToString(kind),
+                                                               kind == OpKind::kMemcpy
+                                                                   ? ToString(d.op.copy_kind)
+                                                                   : std::string_view(""));
+      AddSlice(r, s.id, std::move(name), std::string(ToString(kind)), d.start, now_,
+               kind == OpKind::kKernel ? std::string() : fmt::format("{} B", d.op.bytes));
+    } else if (IsComm(kind)) {
+      // The wait for peers and the transfer itself are separate, nested under the call.
+      std::string name = kind == OpKind::kGroupEnd ? "nccl group" : Describe(d.op);
+      AddSlice(r, s.id, name, "communication", d.start, now_, d.detail);
+      if (d.comm_start > d.start)
+        AddSlice(r, s.id, "wait for peers", "wait", d.start, d.comm_start);
+    }
+  }
+  s.queue.pop_front();
+  ++s.completed;
+  s.head_started = false;
+  Satisfy(rank, slot);
+  TryStart(rank, slot);
+}
+
+void Simulation::Satisfy(int rank, int slot) {
+  Rank& r = *ranks_[static_cast<size_t>(rank)];
+  Stream& s = r.streams[static_cast<size_t>(slot)];
+  if (s.waiters.empty()) return;
+  // Take the satisfied waiters out first: waking them may add waiters to this stream.
+  std::vector<Waiter> ready;
+  auto keep = std::stable_partition(s.waiters.begin(), s.waiters.end(),
+                                    [&s](const Waiter& w) { return w.index > s.completed; });
+  ready.assign(keep, s.waiters.end());
+  s.waiters.erase(keep, s.waiters.end());
+  for (const Waiter& w : ready) {
+    if (w.target_slot >= 0) {
+      TryStart(rank, w.target_slot);
+    } else if (--r.pending_waits == 0) {
+      WakeHost(r);
+    }
+  }
+}
+
+void Simulation::WakeHost(Rank& r) {
+  r.host = std::max(r.host, now_);
+  r.key->time = r.host;
+  r.wake = true;
+  r.cv.notify_one();
+}
+
+}  // namespace myriad::emulator::engine

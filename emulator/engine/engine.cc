@@ -1,0 +1,229 @@
+// RunEngine: sets up ranks and communicators, runs one fiber per rank under the virtual-time
+// scheduler, and drives the event loop. The loop processes the earliest event only when no
+// ready rank is earlier, so a rank never observes a state its virtual time has not reached.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/fiber/all.hpp>
+#include <thread>
+
+#include "engine/simulation.h"
+
+namespace myriad::emulator::engine {
+namespace {
+
+// Installs the scheduler on the engine thread and tells the simulation where it is.
+class SchedulerHandle : public VirtualTimeScheduler {
+ public:
+  explicit SchedulerHandle(VirtualTimeScheduler** self) { *self = this; }
+};
+
+std::vector<int> SampleRanks(int world, int max_ranks) {
+  std::vector<int> ranks;
+  if (max_ranks <= 0) return ranks;
+  if (world <= max_ranks) {
+    for (int r = 0; r < world; ++r) ranks.push_back(r);
+    return ranks;
+  }
+  for (int i = 0; i < max_ranks; ++i) {
+    const int r = max_ranks == 1 ? 0
+                                 : static_cast<int>(static_cast<long long>(i) * (world - 1) /
+                                                    (max_ranks - 1));
+    if (ranks.empty() || ranks.back() != r) ranks.push_back(r);
+  }
+  return ranks;
+}
+
+}  // namespace
+
+Simulation::Simulation(Workload& workload, const netmodel::Cluster& cluster,
+                       const EngineOptions& options, std::unique_ptr<KernelTimer> timer)
+    : workload_(workload),
+      names_(workload.names()),
+      cluster_(cluster),
+      options_(options),
+      timer_(std::move(timer)),
+      model_(cluster) {}
+
+Status Simulation::Prepare() {
+  const int world = workload_.world_size();
+  if (world < 1) return Status::InvalidArgument(workload_.description() + ": no ranks");
+  if (world > cluster_.total_gpus())
+    return Status::InvalidArgument(fmt::format("{} has {} ranks but the cluster has {} GPUs",
+                                               workload_.description(), world,
+                                               cluster_.total_gpus()));
+  for (const CommunicatorSpec& spec : workload_.communicators()) {
+    Communicator comm;
+    comm.name = spec.name;
+    comm.ranks = spec.ranks;
+    for (size_t i = 0; i < spec.ranks.size(); ++i) {
+      const int member = spec.ranks[i];
+      if (member < 0 || member >= world)
+        return Status::InvalidArgument(fmt::format("communicator '{}': rank {} is outside 0..{}",
+                                                   names_.Name(spec.name), member, world - 1));
+      if (!comm.comm_rank.emplace(member, static_cast<int>(i)).second)
+        return Status::InvalidArgument(fmt::format("communicator '{}' lists rank {} twice",
+                                                   names_.Name(spec.name), member));
+    }
+    // Logical rank r runs on GPU r of the cluster.
+    comm.layout = model_.LayoutOf(comm.ranks);
+    if (!comms_.emplace(spec.name, std::move(comm)).second)
+      return Status::InvalidArgument(
+          fmt::format("communicator '{}' is declared twice", names_.Name(spec.name)));
+  }
+  const std::vector<int> traced = SampleRanks(world, options_.timeline_max_ranks);
+  ranks_.reserve(static_cast<size_t>(world));
+  for (int i = 0; i < world; ++i) {
+    auto r = std::make_unique<Rank>();
+    r->id = i;
+    auto source = workload_.OpenRank(i);
+    if (!source.ok()) return source.status();
+    r->source = std::move(source).value();
+    r->streams.resize(2);
+    r->streams[0].id = kLegacyStream;
+    r->streams[1].id = kPerThreadStream;
+    r->slots[kLegacyStream] = 0;
+    r->slots[kPerThreadStream] = 1;
+    r->traced = std::binary_search(traced.begin(), traced.end(), i);
+    ranks_.push_back(std::move(r));
+  }
+  return Status::Ok();
+}
+
+Status Simulation::Run() {
+  // A fresh thread gets a fresh fiber scheduler, so runs never share scheduling state.
+  std::thread engine_thread([this] {
+    boost::fibers::use_scheduling_algorithm<SchedulerHandle>(&scheduler_);
+    FiberKey& main_key = boost::this_fiber::properties<FiberKey>();
+    main_key.rank = -1;
+    std::vector<boost::fibers::fiber> fibers;
+    fibers.reserve(ranks_.size());
+    for (size_t i = 0; i < ranks_.size(); ++i)
+      fibers.emplace_back(std::allocator_arg,
+                          boost::fibers::fixedsize_stack(options_.fiber_stack_bytes),
+                          [this, i] { RankMain(static_cast<int>(i)); });
+    for (;;) {
+      if (failed_) break;
+      const SimTime next_event = events_.empty() ? kNever : events_.top().time;
+      const SimTime next_rank = scheduler_->MinReadyRankTime();
+      if (next_event != kNever && next_event <= next_rank) {
+        const Event e = events_.Pop();
+        now_ = e.time;
+        Rank& r = *ranks_[static_cast<size_t>(e.rank)];
+        switch (e.type) {
+          case EventType::kStart:
+            r.streams[static_cast<size_t>(e.slot)].start_scheduled = false;
+            Begin(e.rank, e.slot);
+            break;
+          case EventType::kComplete:
+            // A kernel whose end moved (overlap slowdown) has a newer completion event.
+            if (e.generation == 0 ||
+                e.generation == r.streams[static_cast<size_t>(e.slot)].generation)
+              Complete(e.rank, e.slot);
+            break;
+          case EventType::kWake:
+            if (--r.pending_waits == 0) WakeHost(r);
+            break;
+        }
+        continue;
+      }
+      if (next_rank == kNever) break;
+      main_key.time = next_event;
+      boost::this_fiber::yield();
+    }
+    if (!failed_) {
+      for (const auto& r : ranks_) {
+        if (!r->finished) {
+          Fail(Status::InvalidArgument(DeadlockReport()));
+          break;
+        }
+      }
+    }
+    // Release every rank still waiting; each sees the failure and returns.
+    for (auto& r : ranks_) {
+      if (r->finished) continue;
+      r->wake = true;
+      r->cv.notify_one();
+    }
+    for (auto& f : fibers) f.join();
+  });
+  engine_thread.join();
+  return failed_ ? error_ : Status::Ok();
+}
+
+RunResult Simulation::Collect() {
+  RunResult result;
+  result.world_size = static_cast<int>(ranks_.size());
+  size_t markers = 0;
+  for (const auto& rp : ranks_) {
+    Rank& r = *rp;
+    RankResult rr;
+    rr.rank = r.id;
+    rr.end_time = r.host;
+    rr.compute = r.compute;
+    rr.exposed_comm = r.exposed_comm;
+    rr.idle = std::max<SimTime>(0, r.host - r.compute - r.exposed_comm);
+    rr.peak_memory = r.peak_memory;
+    rr.ops = r.ops;
+    result.total_time = std::max(result.total_time, r.host);
+    result.simulated_ops += r.ops;
+    markers = std::max(markers, r.iteration_markers.size());
+    result.ranks.push_back(rr);
+  }
+  result.iteration_ends.assign(markers, 0);
+  for (const auto& rp : ranks_)
+    for (size_t i = 0; i < rp->iteration_markers.size(); ++i)
+      result.iteration_ends[i] = std::max(result.iteration_ends[i], rp->iteration_markers[i]);
+  result.kernel_timing = timer_->stats();
+  result.uncovered_kernels = timer_->Uncovered(names_);
+  for (const auto& [key, calls] : estimate_calls_) {
+    const netmodel::CollectiveEstimate& e = estimates_.at(key);
+    CollectiveStats c;
+    c.comm = names_.Name(key.comm);
+    c.op = static_cast<netmodel::CollectiveOp>(key.op);
+    c.bytes = key.bytes;
+    c.algorithm = e.algorithm;
+    c.protocol = e.protocol;
+    c.calls = calls;
+    c.duration = FromMicros(e.time_us);
+    result.collectives.push_back(std::move(c));
+  }
+  std::sort(result.collectives.begin(), result.collectives.end(),
+            [](const CollectiveStats& a, const CollectiveStats& b) {
+              return std::tie(a.comm, a.op, a.bytes) < std::tie(b.comm, b.op, b.bytes);
+            });
+  result.timeline = std::move(timeline_);
+  std::stable_sort(result.timeline.begin(), result.timeline.end(),
+                   [](const TimelineSlice& a, const TimelineSlice& b) {
+                     return std::tie(a.rank, a.track, a.start) < std::tie(b.rank, b.track, b.start);
+                   });
+  result.markers = std::move(markers_);
+  std::stable_sort(result.markers.begin(), result.markers.end(),
+                   [](const TimelineMarker& a, const TimelineMarker& b) {
+                     return std::tie(a.rank, a.time) < std::tie(b.rank, b.time);
+                   });
+  result.timeline_ranks = SampleRanks(result.world_size, options_.timeline_max_ranks);
+  return result;
+}
+
+}  // namespace myriad::emulator::engine
+
+namespace myriad::emulator {
+
+SimTime RunResult::iteration_time() const {
+  if (iteration_ends.size() < 2) return total_time;
+  return (iteration_ends.back() - iteration_ends.front()) /
+         static_cast<SimTime>(iteration_ends.size() - 1);
+}
+
+Result<RunResult> RunEngine(Workload& workload, const netmodel::Cluster& cluster,
+                            const EngineOptions& options) {
+  auto timer = KernelTimer::Create(cluster, options.timing);
+  if (!timer.ok()) return timer.status();
+  engine::Simulation sim(workload, cluster, options, std::move(timer).value());
+  if (Status st = sim.Prepare(); !st.ok()) return st;
+  if (Status st = sim.Run(); !st.ok()) return st;
+  return sim.Collect();
+}
+
+}  // namespace myriad::emulator

@@ -1,0 +1,198 @@
+// The engine's kernel: logical ranks (a host thread as a fiber, a virtual device of streams),
+// communicators, and the event loop that keeps virtual time. RunEngine (engine.cc) is the only
+// entry point; this header is private to emulator/engine/.
+#pragma once
+
+#include <boost/fiber/condition_variable.hpp>
+#include <boost/fiber/mutex.hpp>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/event_queue.h"
+#include "engine/scheduler.h"
+#include "myriad/emulator/engine.h"
+#include "myriad/emulator/kernel_timing.h"
+#include "myriad/netmodel/collective.h"
+
+namespace myriad::emulator::engine {
+
+// "Op `index` of stream `slot` has completed" (indices start at 1).
+struct Dep {
+  int slot = 0;
+  std::uint64_t index = 0;
+};
+
+struct DeviceOp {
+  Op op;
+  SimTime enqueued = 0;     // host time of the API call
+  SimTime ready_floor = 0;  // enqueued + launch latency
+  std::uint64_t index = 0;  // position in its stream
+  std::vector<Dep> deps;    // event waits and legacy-stream ordering
+  std::vector<Op> group;    // an NCCL group: its communication ops
+  int unresolved = 0;       // group members (or 1 for a single comm op) not yet matched
+  SimTime comm_end = 0;     // latest end among matched members
+  SimTime start = -1;       // when it started (or arrived, for communication)
+  SimTime comm_start = -1;  // when its communication began (all peers arrived)
+  // A running kernel: undisturbed work left, as of `progress_at`, and whether it is slowed.
+  SimTime remaining = 0;
+  SimTime progress_at = 0;
+  bool slowed = false;
+  std::string detail;       // timeline args for communication ops
+};
+
+// Something waiting for a stream to reach an op index: the rank's host, or another stream.
+struct Waiter {
+  std::uint64_t index = 0;
+  int target_slot = -1;  // -1: the host thread of the stream's rank
+};
+
+struct Stream {
+  std::int32_t id = 0;
+  bool blocking = true;  // synchronises with the legacy default stream
+  std::deque<DeviceOp> queue;
+  std::uint64_t enqueued = 0;
+  std::uint64_t completed = 0;
+  bool head_started = false;
+  bool start_scheduled = false;
+  std::uint64_t generation = 0;  // bumped when the head's completion is rescheduled
+  std::vector<Waiter> waiters;
+};
+
+struct Rank {
+  int id = 0;
+  SimTime host = 0;
+  std::unique_ptr<OpSource> source;
+  FiberKey* key = nullptr;
+  // Blocking: the host thread waits until `pending_waits` reaches zero.
+  boost::fibers::mutex mu;
+  boost::fibers::condition_variable cv;
+  bool wake = false;
+  int pending_waits = 0;
+  std::string waiting_for;  // for the deadlock report
+  bool finished = false;
+  // Device
+  std::vector<Stream> streams;  // slot 0: legacy default stream, slot 1: per-thread default
+  std::unordered_map<std::int32_t, int> slots;
+  std::unordered_map<std::int32_t, Dep> events;  // event -> its latest record
+  std::uint64_t memory = 0;
+  std::uint64_t peak_memory = 0;
+  // Accounting
+  int active_compute = 0;
+  int active_comm = 0;
+  SimTime accounted_until = 0;
+  SimTime compute = 0;
+  SimTime exposed_comm = 0;
+  std::uint64_t ops = 0;
+  // NCCL group being built
+  int group_depth = 0;
+  std::vector<Op> group_ops;
+  std::int32_t group_stream = 0;
+  // Per communicator: the next collective sequence number; p2p sequence per (comm, peer).
+  std::unordered_map<std::uint32_t, std::uint64_t> coll_seq;
+  std::unordered_map<std::uint64_t, std::uint64_t> send_seq;
+  std::unordered_map<std::uint64_t, std::uint64_t> recv_seq;
+  std::vector<SimTime> iteration_markers;
+  bool traced = false;  // its slices go to the timeline
+};
+
+struct Communicator {
+  NameId name = 0;
+  std::vector<int> ranks;                  // member i = communicator rank i
+  std::unordered_map<int, int> comm_rank;  // global rank -> communicator rank
+  netmodel::CommLayout layout;
+};
+
+// A collective call being matched across the members of its communicator.
+struct CollInstance {
+  Op call;         // the first arrival's call
+  int first_rank = -1;
+  int arrived = 0;
+  std::vector<std::pair<int, int>> members;  // (rank, slot) of each arrival
+};
+
+struct P2pInstance {
+  bool send = false, recv = false;
+  int send_rank = -1, send_slot = -1, recv_rank = -1, recv_slot = -1;
+  Op send_op, recv_op;
+};
+
+class Simulation {
+ public:
+  Simulation(Workload& workload, const netmodel::Cluster& cluster, const EngineOptions& options,
+             std::unique_ptr<KernelTimer> timer);
+
+  Status Prepare();   // communicators, ranks, op sources
+  Status Run();       // fibers + event loop, to completion or the first error
+  RunResult Collect();  // after Run() succeeded
+
+ private:
+  // Host side (runs inside rank fibers): host.cc
+  void RankMain(int rank);
+  Status Execute(Rank& r, const Op& op);
+  Status Enqueue(Rank& r, const Op& op, std::vector<Op> group = {});
+  void SyncDevice(Rank& r);
+  void Block(Rank& r, std::string what);
+  void WaitStream(Rank& r, int slot, std::uint64_t index, const std::string& what);
+  Status SlotOf(Rank& r, std::int32_t stream, int* slot);
+
+  // Device side (runs in the event loop, or inline from a host call): device.cc
+  void TryStart(int rank, int slot);
+  void Begin(int rank, int slot);
+  void Complete(int rank, int slot);
+  void Satisfy(int rank, int slot);
+  void Account(Rank& r);
+  void ScheduleKernelEnd(int rank, int slot);
+  void SetCommActive(Rank& r, int delta);
+  void WakeHost(Rank& r);
+  void Fail(Status status);
+
+  // Communication: comm.cc
+  Status Arrive(int rank, int slot, const Op& call);
+  Status ArriveCollective(int rank, int slot, const Op& call);
+  Status ArriveP2p(int rank, int slot, const Op& call);
+  void Resolve(int rank, int slot, SimTime end, std::string detail);
+  Result<netmodel::CollectiveEstimate> TimeCollective(const Communicator& comm, const Op& call);
+  std::string Describe(const Op& call) const;
+  std::string DeadlockReport();
+
+  SimTime now() const { return now_; }
+  void AddSlice(const Rank& r, std::int32_t track, std::string name, std::string category,
+                SimTime start, SimTime end, std::string detail = {});
+
+  Workload& workload_;
+  NameTable& names_;
+  const netmodel::Cluster& cluster_;
+  EngineOptions options_;
+  std::unique_ptr<KernelTimer> timer_;
+  netmodel::CollectiveModel model_;
+  EventQueue events_;
+  SimTime now_ = 0;
+  VirtualTimeScheduler* scheduler_ = nullptr;
+  std::vector<std::unique_ptr<Rank>> ranks_;
+  std::unordered_map<NameId, Communicator> comms_;
+  std::unordered_map<std::uint64_t, CollInstance> colls_;
+  std::map<std::tuple<NameId, int, int, std::uint64_t>, P2pInstance> p2ps_;
+  struct EstimateKey {
+    NameId comm;
+    int op;
+    std::uint64_t bytes;
+    bool operator<(const EstimateKey& o) const {
+      return std::tie(comm, op, bytes) < std::tie(o.comm, o.op, o.bytes);
+    }
+  };
+  std::map<EstimateKey, netmodel::CollectiveEstimate> estimates_;
+  std::map<EstimateKey, std::uint64_t> estimate_calls_;
+  Status error_;
+  bool failed_ = false;
+  std::vector<TimelineSlice> timeline_;
+  std::vector<TimelineMarker> markers_;
+  std::uint64_t simulated_ops_ = 0;
+};
+
+}  // namespace myriad::emulator::engine

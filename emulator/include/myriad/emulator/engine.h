@@ -1,0 +1,99 @@
+// The engine's user API: run a Workload on a Cluster in virtual time and get what happened.
+// The kernel of the engine (fibers, scheduler, event queue, devices, communicators) lives in
+// emulator/engine/ and is not part of this API.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "myriad/emulator/kernel_timing.h"
+#include "myriad/emulator/op.h"
+#include "myriad/emulator/op_source.h"
+#include "myriad/netmodel/cluster.h"
+#include "myriad/netmodel/collective.h"
+#include "myriad/status.h"
+
+namespace myriad::emulator {
+
+struct EngineOptions {
+  // Earliest a device op starts after the host enqueues it (launch latency). Assumed typical
+  // figure for a CUDA kernel launch; docs/engine.md.
+  SimTime launch_latency = 2 * kPicosPerMicro;
+  // Host time each CUDA/NCCL API call costs (enqueue, query). Traces that record host work
+  // as `host` ops leave it at 0.
+  SimTime api_call_cost = 0;
+  // A compute kernel that starts while a collective of the same rank is in flight on another
+  // stream runs (1 + overlap_slowdown) times longer: NCCL's channels take SMs and memory
+  // bandwidth from it. docs/engine.md.
+  double overlap_slowdown = 0.10;
+  KernelTimingOptions timing;
+  // Timeline: record slices for at most this many ranks (evenly sampled, rank 0 and the last
+  // rank included); 0 records none.
+  int timeline_max_ranks = 0;
+  // Stack size of each rank's fiber.
+  std::size_t fiber_stack_bytes = 64 * 1024;
+};
+
+// One slice of the timeline: an op on a stream, host work or a wait on the host track.
+struct TimelineSlice {
+  int rank = 0;
+  std::int32_t track = 0;  // stream id; kHostTrack for the host thread
+  std::string name;
+  std::string category;  // "kernel", "memcpy", "collective", "host", "wait", ...
+  SimTime start = 0;
+  SimTime duration = 0;
+  std::string detail;  // what the op was (size, algorithm, ...), shown as the slice's args
+};
+inline constexpr std::int32_t kHostTrack = -1;
+
+struct TimelineMarker {
+  int rank = 0;
+  std::string label;
+  SimTime time = 0;
+};
+
+struct RankResult {
+  int rank = 0;
+  SimTime end_time = 0;      // host time when the rank's ops (and device work) were done
+  SimTime compute = 0;       // device busy with kernels, copies, memsets
+  SimTime exposed_comm = 0;  // device busy with communication only
+  SimTime idle = 0;          // neither
+  std::uint64_t peak_memory = 0;
+  std::uint64_t ops = 0;
+};
+
+struct CollectiveStats {
+  std::string comm;
+  netmodel::CollectiveOp op = netmodel::CollectiveOp::kAllReduce;
+  std::uint64_t bytes = 0;
+  netmodel::Algorithm algorithm = netmodel::Algorithm::kRing;
+  netmodel::Protocol protocol = netmodel::Protocol::kSimple;
+  std::uint64_t calls = 0;  // communicator-wide calls (not per rank)
+  SimTime duration = 0;  // of one call
+};
+
+struct RunResult {
+  int world_size = 0;
+  SimTime total_time = 0;               // the last rank's end time
+  std::vector<SimTime> iteration_ends;  // per "iteration" marker: the latest rank's time
+  std::vector<RankResult> ranks;
+  std::vector<ProviderStats> kernel_timing;
+  std::vector<UncoveredKernel> uncovered_kernels;
+  std::vector<CollectiveStats> collectives;  // by communicator, op, size
+  std::uint64_t simulated_ops = 0;
+  std::vector<TimelineSlice> timeline;
+  std::vector<TimelineMarker> markers;
+  std::vector<int> timeline_ranks;  // the ranks the timeline covers
+
+  // Mean time between consecutive iteration markers, or the total time with fewer than two.
+  SimTime iteration_time() const;
+};
+
+// Runs every rank of `workload` to completion. Fails with one clear message on a mismatched
+// collective, a deadlock (the message lists who waits for what), a predicted out-of-memory,
+// or malformed ops.
+Result<RunResult> RunEngine(Workload& workload, const netmodel::Cluster& cluster,
+                            const EngineOptions& options);
+
+}  // namespace myriad::emulator

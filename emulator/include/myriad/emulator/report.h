@@ -1,0 +1,28 @@
+// What a run produced, for people and programs: the stdout summary, the JSON report
+// (docs/report-schema.md) and the Chrome/Perfetto timeline.
+#pragma once
+
+#include <string>
+
+#include "myriad/emulator/engine.h"
+#include "myriad/netmodel/cluster.h"
+#include "myriad/status.h"
+
+namespace myriad::emulator {
+
+struct RunContext {
+  std::string command;        // "replay"
+  std::string scenario_name;
+  std::string scenario_path;
+  std::string workload;       // Workload::description()
+  std::string fidelity = "analytical";
+  const netmodel::Cluster* cluster = nullptr;
+};
+
+std::string FormatSummary(const RunResult& result, const RunContext& context);
+// The JSON report: stable key order, fixed number formatting, byte-identical for equal runs.
+std::string ReportJson(const RunResult& result, const RunContext& context);
+// The Chrome trace-event JSON (loads in Perfetto and chrome://tracing).
+std::string TimelineJson(const RunResult& result, const RunContext& context);
+
+}  // namespace myriad::emulator

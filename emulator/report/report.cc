@@ -1,0 +1,252 @@
+// The summary, the JSON report and the timeline of a run. Everything is formatted with fixed
+// precision and written in a fixed order, so equal runs give byte-identical files.
+#include "myriad/emulator/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace myriad::emulator {
+namespace {
+
+std::string Json(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\u{:04x}", static_cast<int>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string Us(SimTime t) { return fmt::format("{:.3f}", ToMicros(t)); }
+
+struct Spread {
+  SimTime min = 0, median = 0, max = 0;
+};
+
+template <typename Get>
+Spread SpreadOf(const std::vector<RankResult>& ranks, Get get) {
+  std::vector<SimTime> v;
+  v.reserve(ranks.size());
+  for (const RankResult& r : ranks) v.push_back(static_cast<SimTime>(get(r)));
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return {};
+  return {v.front(), v[(v.size() - 1) / 2], v.back()};
+}
+
+int SlowestRank(const RunResult& result) {
+  int slowest = 0;
+  SimTime latest = -1;
+  for (const RankResult& r : result.ranks)
+    if (r.end_time > latest) latest = r.end_time, slowest = r.rank;
+  return slowest;
+}
+
+std::string Bytes(std::uint64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (bytes >= (1ull << 30)) return fmt::format("{:.2f} GiB", b / (1ull << 30));
+  if (bytes >= (1ull << 20)) return fmt::format("{:.2f} MiB", b / (1ull << 20));
+  if (bytes >= (1ull << 10)) return fmt::format("{:.2f} KiB", b / (1ull << 10));
+  return fmt::format("{} B", bytes);
+}
+
+std::string IterationNote(const RunResult& result) {
+  const size_t n = result.iteration_ends.size();
+  if (n < 2) return "(no two iteration markers: the whole run)";
+  return fmt::format("(mean of {} iterations between \"iteration\" markers)", n - 1);
+}
+
+}  // namespace
+
+std::string FormatSummary(const RunResult& result, const RunContext& context) {
+  std::string out = fmt::format("myriad {}: {} on {} ({})\n", context.command, context.workload,
+                                context.scenario_name, context.scenario_path);
+  out += fmt::format("  {} ranks | {} ops simulated | network model: {}\n\n", result.world_size,
+                     result.simulated_ops, context.fidelity);
+  out += fmt::format("iteration time   {:>14} us  {}\n", Us(result.iteration_time()),
+                     IterationNote(result));
+  out += fmt::format("total time       {:>14} us  (slowest rank: {})\n\n", Us(result.total_time),
+                     SlowestRank(result));
+
+  const Spread compute = SpreadOf(result.ranks, [](const RankResult& r) { return r.compute; });
+  const Spread comm = SpreadOf(result.ranks, [](const RankResult& r) { return r.exposed_comm; });
+  const Spread idle = SpreadOf(result.ranks, [](const RankResult& r) { return r.idle; });
+  const Spread mem = SpreadOf(result.ranks, [](const RankResult& r) { return r.peak_memory; });
+  out += fmt::format("per rank (us)          {:>14} {:>14} {:>14}\n", "min", "median", "max");
+  out += fmt::format("  compute              {:>14} {:>14} {:>14}\n", Us(compute.min),
+                     Us(compute.median), Us(compute.max));
+  out += fmt::format("  exposed comm         {:>14} {:>14} {:>14}\n", Us(comm.min),
+                     Us(comm.median), Us(comm.max));
+  out += fmt::format("  idle                 {:>14} {:>14} {:>14}\n", Us(idle.min),
+                     Us(idle.median), Us(idle.max));
+  out += fmt::format(
+      "  peak memory          {:>14} {:>14} {:>14}\n\n", Bytes(static_cast<std::uint64_t>(mem.min)),
+      Bytes(static_cast<std::uint64_t>(mem.median)), Bytes(static_cast<std::uint64_t>(mem.max)));
+
+  out += "kernel timing (first answer wins)\n";
+  for (const ProviderStats& p : result.kernel_timing)
+    out += fmt::format("  {:<28} {:>10} ops {:>16} us\n", p.provider, p.ops, Us(p.total));
+  if (!result.uncovered_kernels.empty()) {
+    out += "  kernels without a measurement (fallback), most frequent first:\n";
+    size_t shown = 0;
+    for (const UncoveredKernel& k : result.uncovered_kernels) {
+      if (++shown > 10) {
+        out += fmt::format("    ... and {} more\n", result.uncovered_kernels.size() - 10);
+        break;
+      }
+      out += fmt::format("    {:>8} x {}\n", k.count, k.name);
+    }
+  }
+  if (!result.collectives.empty()) {
+    out += fmt::format("\ncollectives (network model: {})\n", context.fidelity);
+    out += fmt::format("  {:<14} {:<14} {:>12} {:>8} {:>14}  {}\n", "communicator", "op",
+                       "size", "calls", "us per call", "algorithm");
+    for (const CollectiveStats& c : result.collectives)
+      out += fmt::format("  {:<14} {:<14} {:>12} {:>8} {:>14}  {}/{}\n", c.comm,
+                         netmodel::ToString(c.op), Bytes(c.bytes), c.calls, Us(c.duration),
+                         netmodel::ToString(c.algorithm), netmodel::ToString(c.protocol));
+  }
+  return out;
+}
+
+std::string ReportJson(const RunResult& result, const RunContext& context) {
+  auto spread = [](const Spread& s) {
+    return fmt::format("{{\"min\": {}, \"median\": {}, \"max\": {}}}", Us(s.min), Us(s.median),
+                       Us(s.max));
+  };
+  std::string out = "{\n";
+  out += "  \"schema_version\": 1,\n";
+  out += fmt::format("  \"command\": {},\n", Json(context.command));
+  out += fmt::format("  \"scenario\": {{\"name\": {}, \"path\": {}}},\n",
+                     Json(context.scenario_name), Json(context.scenario_path));
+  out += fmt::format("  \"workload\": {},\n", Json(context.workload));
+  out += fmt::format("  \"network_fidelity\": {},\n", Json(context.fidelity));
+  out += fmt::format("  \"world_size\": {},\n", result.world_size);
+  out += fmt::format("  \"iteration_time_us\": {},\n", Us(result.iteration_time()));
+  out += fmt::format("  \"iterations\": {},\n",
+                     result.iteration_ends.size() < 2 ? 0 : result.iteration_ends.size() - 1);
+  out += fmt::format("  \"total_time_us\": {},\n", Us(result.total_time));
+  out += fmt::format("  \"slowest_rank\": {},\n", SlowestRank(result));
+  out += fmt::format("  \"simulated_ops\": {},\n", result.simulated_ops);
+  out += fmt::format(
+      "  \"breakdown_us\": {{\"compute\": {}, \"exposed_comm\": {}, \"idle\": {}}},\n",
+      spread(SpreadOf(result.ranks, [](const RankResult& r) { return r.compute; })),
+      spread(SpreadOf(result.ranks, [](const RankResult& r) { return r.exposed_comm; })),
+      spread(SpreadOf(result.ranks, [](const RankResult& r) { return r.idle; })));
+  const Spread mem = SpreadOf(result.ranks, [](const RankResult& r) { return r.peak_memory; });
+  out += fmt::format(
+      "  \"peak_memory_bytes\": {{\"min\": {}, \"median\": {}, \"max\": {}}},\n", mem.min,
+      mem.median, mem.max);
+  out += "  \"kernel_timing\": [";
+  for (size_t i = 0; i < result.kernel_timing.size(); ++i) {
+    const ProviderStats& p = result.kernel_timing[i];
+    out += fmt::format("{}\n    {{\"provider\": {}, \"ops\": {}, \"time_us\": {}}}",
+                       i ? "," : "", Json(p.provider), p.ops, Us(p.total));
+  }
+  out += "\n  ],\n  \"uncovered_kernels\": [";
+  for (size_t i = 0; i < result.uncovered_kernels.size(); ++i)
+    out += fmt::format("{}\n    {{\"name\": {}, \"count\": {}}}", i ? "," : "",
+                       Json(result.uncovered_kernels[i].name), result.uncovered_kernels[i].count);
+  out += result.uncovered_kernels.empty() ? "],\n" : "\n  ],\n";
+  out += "  \"collectives\": [";
+  for (size_t i = 0; i < result.collectives.size(); ++i) {
+    const CollectiveStats& c = result.collectives[i];
+    out += fmt::format(
+        "{}\n    {{\"comm\": {}, \"op\": {}, \"bytes\": {}, \"calls\": {}, \"time_us\": {}, "
+        "\"algorithm\": {}, \"protocol\": {}, \"model\": {}}}",
+        i ? "," : "", Json(c.comm), Json(netmodel::ToString(c.op)), c.bytes, c.calls,
+        Us(c.duration), Json(netmodel::ToString(c.algorithm)),
+        Json(netmodel::ToString(c.protocol)), Json(context.fidelity));
+  }
+  out += result.collectives.empty() ? "],\n" : "\n  ],\n";
+  out += "  \"ranks\": [";
+  for (size_t i = 0; i < result.ranks.size(); ++i) {
+    const RankResult& r = result.ranks[i];
+    out += fmt::format(
+        "{}\n    {{\"rank\": {}, \"end_time_us\": {}, \"compute_us\": {}, \"exposed_comm_us\": "
+        "{}, \"idle_us\": {}, \"peak_memory_bytes\": {}, \"ops\": {}}}",
+        i ? "," : "", r.rank, Us(r.end_time), Us(r.compute), Us(r.exposed_comm), Us(r.idle),
+        r.peak_memory, r.ops);
+  }
+  out += result.ranks.empty() ? "]\n" : "\n  ]\n";
+  out += "}\n";
+  return out;
+}
+
+std::string TimelineJson(const RunResult& result, const RunContext& context) {
+  // Track ids: the host thread first, then the default streams, then created streams.
+  auto tid = [](std::int32_t track) {
+    if (track == kHostTrack) return 0;
+    if (track == kPerThreadStream) return 1;
+    return track + 2;
+  };
+  auto track_name = [](std::int32_t track) -> std::string {
+    if (track == kHostTrack) return "host";
+    if (track == kPerThreadStream) return "stream per-thread";
+    if (track == kLegacyStream) return "stream 0 (legacy default)";
+    return fmt::format("stream {}", track);
+  };
+  std::string out = "{\"displayTimeUnit\": \"ns\", \"otherData\": {";
+  out += fmt::format("\"scenario\": {}, \"workload\": {}, \"ranks_shown\": {}, \"world_size\": {}",
+                     Json(context.scenario_name), Json(context.workload),
+                     result.timeline_ranks.size(), result.world_size);
+  out += "},\n\"traceEvents\": [\n";
+  bool first = true;
+  auto emit = [&](const std::string& event) {
+    out += first ? "  " : ",\n  ";
+    out += event;
+    first = false;
+  };
+  for (int rank : result.timeline_ranks) {
+    emit(fmt::format("{{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": {}, \"args\": "
+                     "{{\"name\": \"rank {}\"}}}}",
+                     rank, rank));
+    emit(fmt::format("{{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": {}, \"args\": "
+                     "{{\"sort_index\": {}}}}}",
+                     rank, rank));
+  }
+  // Thread names for every track that has a slice, in order of first appearance.
+  std::vector<std::pair<int, std::int32_t>> named;
+  for (const TimelineSlice& s : result.timeline) {
+    const auto key = std::make_pair(s.rank, s.track);
+    if (std::find(named.begin(), named.end(), key) != named.end()) continue;
+    named.push_back(key);
+    emit(fmt::format("{{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": {}, \"tid\": {}, "
+                     "\"args\": {{\"name\": {}}}}}",
+                     s.rank, tid(s.track), Json(track_name(s.track))));
+  }
+  // Enclosing slices first at equal start, so viewers nest them.
+  std::vector<const TimelineSlice*> slices;
+  slices.reserve(result.timeline.size());
+  for (const TimelineSlice& s : result.timeline) slices.push_back(&s);
+  std::stable_sort(slices.begin(), slices.end(), [](const TimelineSlice* a, const TimelineSlice* b) {
+    return std::tie(a->rank, a->track, a->start, b->duration) <
+           std::tie(b->rank, b->track, b->start, a->duration);
+  });
+  for (const TimelineSlice* s : slices)
+    emit(fmt::format("{{\"ph\": \"X\", \"pid\": {}, \"tid\": {}, \"ts\": {:.6f}, \"dur\": "
+                     "{:.6f}, \"name\": {}, \"cat\": {}, \"args\": {{{}}}}}",
+                     s->rank, tid(s->track), ToMicros(s->start), ToMicros(s->duration),
+                     Json(s->name), Json(s->category),
+                     s->detail.empty() ? "" : "\"detail\": " + Json(s->detail)));
+  for (const TimelineMarker& m : result.markers)
+    emit(fmt::format("{{\"ph\": \"i\", \"s\": \"p\", \"pid\": {}, \"tid\": 0, \"ts\": {:.6f}, "
+                     "\"name\": {}}}",
+                     m.rank, ToMicros(m.time), Json(m.label)));
+  out += "\n]}\n";
+  return out;
+}
+
+}  // namespace myriad::emulator
