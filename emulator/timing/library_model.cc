@@ -1,0 +1,188 @@
+// Library models (docs/kernel-timing.md "Library models").
+#include "timing/library_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace myriad::emulator::timing {
+namespace {
+
+// Output tile candidates, largest first; the larger side runs along the larger of M and N.
+// cuBLAS's bf16 kernels on sm80 and sm90 name these CTA tiles (e.g. "..._256x128_..." on
+// Ampere, "tilesize128x256x64" on Hopper) and its heuristics move to the smaller one when
+// the large tiles would leave SMs idle.
+struct Tile {
+  std::int64_t major, minor;
+};
+constexpr Tile kTiles[] = {{256, 128}, {128, 128}};
+
+std::int64_t CeilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// A copy: fixed latency plus bytes at the link's rate.
+double CopySeconds(std::uint64_t bytes, double bandwidth) {
+  return kCopyLatencySeconds + static_cast<double>(bytes) / bandwidth;
+}
+
+// A memset: a kernel that only writes.
+double WriteSeconds(std::uint64_t bytes, double bandwidth) {
+  return kKernelFloorSeconds + static_cast<double>(bytes) / bandwidth;
+}
+
+}  // namespace
+
+SimTime SecondsToSim(double seconds) {
+  return static_cast<SimTime>(std::llround(seconds * static_cast<double>(kPicosPerSecond)));
+}
+
+double GemmPeakFlops(DataType dtype, const netmodel::GpuSpec& gpu) {
+  switch (dtype) {
+    case DataType::kBfloat16:
+    case DataType::kFloat16:
+      // FP16 and BF16 tensor-core rates are equal on A100, H100/H200 and B200 datasheets.
+      return gpu.bf16_flops;
+    case DataType::kFloat8e4m3:
+    case DataType::kFloat8e5m2:
+      // No FP8 tensor cores (A100): the framework upcasts, so the GEMM runs at BF16 rate.
+      return gpu.fp8_flops > 0 ? gpu.fp8_flops : gpu.bf16_flops;
+    case DataType::kInt8:
+    case DataType::kUint8:
+      // Dense INT8 equals FP8 on H100 (1979 TOPS) and B200 (4.5 POPS) datasheets, and is
+      // twice BF16 on A100 (624 vs 312 TOPS), which has no FP8.
+      return gpu.fp8_flops > 0 ? gpu.fp8_flops : 2 * gpu.bf16_flops;
+    case DataType::kFloat32:
+      // cublasSgemm's default math mode (CUBLAS_DEFAULT_MATH) runs FP32 on CUDA cores; TF32
+      // needs CUBLAS_TF32_TENSOR_OP_MATH or NVIDIA_TF32_OVERRIDE, and PyTorch leaves it off
+      // for matmuls by default. The catalog has no TF32 figure either.
+      return gpu.fp32_flops;
+    case DataType::kFloat64:
+      // FP64 on CUDA cores is half the FP32 rate on A100 (9.7 of 19.5) and H100 (33.5 of
+      // 66.9) datasheets; DMMA tensor cores would double it and are not in the catalog.
+      return gpu.fp32_flops / 2;
+    case DataType::kInt32:
+    case DataType::kUint32:
+    case DataType::kInt64:
+    case DataType::kUint64:
+      // No tensor-core path: assumed to run at the FP32 CUDA-core rate.
+      return gpu.fp32_flops;
+  }
+  return gpu.fp32_flops;
+}
+
+GemmEstimate EstimateGemm(const GemmShape& gemm, const netmodel::GpuSpec& gpu) {
+  GemmEstimate e;
+  const std::int64_t m = std::max<std::int64_t>(gemm.m, 0);
+  const std::int64_t n = std::max<std::int64_t>(gemm.n, 0);
+  const std::int64_t k = std::max<std::int64_t>(gemm.k, 0);
+  const std::int64_t batch = std::max<std::int64_t>(gemm.batch, 1);
+  const std::int64_t sms = std::max(gpu.sm_count, 1);
+  const auto md = static_cast<double>(m), nd = static_cast<double>(n), kd = static_cast<double>(k);
+  const auto bd = static_cast<double>(batch);
+
+  e.flops = 2 * md * nd * kd * bd;
+  e.peak = GemmPeakFlops(gemm.dtype, gpu);
+  e.overhead_s = kKernelFloorSeconds;
+  const double bytes = (md * kd + kd * nd + md * nd) * SizeOf(gemm.dtype) * bd;
+  e.memory_s = bytes / (gpu.hbm_bandwidth * kHbmEfficiency);
+
+  if (m > 0 && n > 0 && k > 0) {
+    // The candidate with the highest efficiency (the shortest compute time) wins, as a
+    // heuristic that knows the wave count would pick it; ties keep the larger tile.
+    e.efficiency = -1;
+    for (const Tile& tile : kTiles) {
+      const std::int64_t tm = m >= n ? tile.major : tile.minor;
+      const std::int64_t tn = m >= n ? tile.minor : tile.major;
+      const std::int64_t tiles = CeilDiv(m, tm) * CeilDiv(n, tn) * batch;
+      std::int64_t split = 1;
+      if (tiles < sms) split = std::max<std::int64_t>(1, std::min(sms / tiles, k / kGemmMinSplitK));
+      const std::int64_t units = tiles * split;
+      const double wave =
+          static_cast<double>(units) / static_cast<double>(CeilDiv(units, sms) * sms);
+      const double fill =
+          md * nd /
+          (static_cast<double>(CeilDiv(m, tm) * tm) * static_cast<double>(CeilDiv(n, tn) * tn));
+      const double k_split = kd / static_cast<double>(split);
+      const double k_factor = k_split / (k_split + kGemmKHalf);
+      const double efficiency = kGemmCeiling * wave * fill * k_factor;
+      if (efficiency > e.efficiency) {
+        e.tile_m = tm;
+        e.tile_n = tn;
+        e.split_k = split;
+        e.work_units = units;
+        e.wave = wave;
+        e.tile_fill = fill;
+        e.k_factor = k_factor;
+        e.efficiency = efficiency;
+      }
+    }
+    e.compute_s = e.flops / (e.peak * e.efficiency);
+  }
+  e.seconds = std::max(e.compute_s, e.memory_s) + e.overhead_s;
+  return e;
+}
+
+double CopyBandwidth(MemcpyKind kind, const netmodel::Cluster& cluster) {
+  double bandwidth = 0;
+  switch (kind) {
+    case MemcpyKind::kHostToDevice:
+    case MemcpyKind::kDeviceToHost:
+      bandwidth = netmodel::PcieX16Bandwidth(cluster.gpu.pcie_generation) * kPcieEfficiency;
+      break;
+    case MemcpyKind::kDeviceToDevice:
+      // Every byte is read and written, so the copy moves at half the streaming rate.
+      bandwidth = cluster.gpu.hbm_bandwidth / 2 * kHbmEfficiency;
+      break;
+    case MemcpyKind::kPeer:
+      // Over the scale-up fabric at its data rate (NVLink, or PCIe for kind = "pcie").
+      bandwidth = cluster.scale_up.data_bandwidth();
+      if (bandwidth <= 0) {
+        bandwidth = netmodel::PcieX16Bandwidth(cluster.gpu.pcie_generation) * kPcieEfficiency;
+      }
+      break;
+  }
+  return bandwidth > 0 ? bandwidth : 0;
+}
+
+std::optional<double> MemcpySeconds(MemcpyKind kind, std::uint64_t bytes,
+                                    const netmodel::Cluster& cluster) {
+  const double bandwidth = CopyBandwidth(kind, cluster);
+  if (bandwidth == 0) return std::nullopt;
+  return CopySeconds(bytes, bandwidth);
+}
+
+double MemsetSeconds(std::uint64_t bytes, const netmodel::GpuSpec& gpu) {
+  return WriteSeconds(bytes, gpu.hbm_bandwidth * kHbmEfficiency);
+}
+
+LibraryModelProvider::LibraryModelProvider(const netmodel::Cluster& cluster) : gpu_(cluster.gpu) {
+  // The rates are fixed for the run; caching them keeps a copy's Duration to one division.
+  for (int kind = 0; kind < 4; ++kind) {
+    copy_bandwidth_[kind] = CopyBandwidth(static_cast<MemcpyKind>(kind), cluster);
+  }
+  memset_bandwidth_ = cluster.gpu.hbm_bandwidth * kHbmEfficiency;
+}
+
+std::optional<SimTime> LibraryModelProvider::Duration(const Op& op, const NameTable&) const {
+  double seconds = 0;
+  switch (op.kind) {
+    case OpKind::kKernel:
+      if (op.gemm.m <= 0) return std::nullopt;
+      seconds = EstimateGemm(op.gemm, gpu_).seconds;
+      break;
+    case OpKind::kMemcpy: {
+      const double bandwidth = copy_bandwidth_[static_cast<int>(op.copy_kind)];
+      if (bandwidth == 0) return std::nullopt;
+      seconds = CopySeconds(op.bytes, bandwidth);
+      break;
+    }
+    case OpKind::kMemset:
+      if (!(memset_bandwidth_ > 0)) return std::nullopt;
+      seconds = WriteSeconds(op.bytes, memset_bandwidth_);
+      break;
+    default:
+      return std::nullopt;
+  }
+  if (!std::isfinite(seconds)) return std::nullopt;
+  return SecondsToSim(seconds);
+}
+
+}  // namespace myriad::emulator::timing

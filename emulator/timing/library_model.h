@@ -1,0 +1,86 @@
+// Library models: cuBLAS GEMMs from M, N, K and dtype; memcpy and memset from bandwidths.
+// Every formula and constant is listed, with its source, in docs/kernel-timing.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "myriad/emulator/kernel_timing.h"
+#include "myriad/emulator/op.h"
+#include "myriad/netmodel/cluster.h"
+#include "myriad/netmodel/hardware.h"
+
+namespace myriad::emulator::timing {
+
+// Highest fraction of the dense tensor-core peak a GEMM reaches when its tiles fill every SM
+// in whole waves. Calibrated so that a bf16 8192^3 GEMM on H200, whose 2048 tiles of 256x128
+// fill 132 SMs at 0.970 and whose K factor is 0.985, lands at 784 TFLOP/s, the middle of the
+// 770-800 TFLOP/s measured on H200 (shared/reference/hardware.md).
+inline constexpr double kGemmCeiling = 0.83;
+// K at which the K-pipeline factor k / (k + kGemmKHalf) is one half. Assumed: filling the
+// pipeline before the first MMA (about two 64-deep K tiles of TMA/cp.async loads in flight,
+// about 1 us) costs as much as 128 of K; the epilogue overlaps the next tile's main loop.
+inline constexpr double kGemmKHalf = 128;
+// Split-K: when the output tiles cannot fill the SMs, K is split so that each split keeps at
+// least this much of K. Assumed: below it the partial-sum reduction costs what it saves.
+inline constexpr std::int64_t kGemmMinSplitK = 1024;
+// Fraction of HBM bandwidth that streaming kernels reach: an H200 device-to-device copy moves
+// about 4.3 TB/s counting bytes read and written, of 4.8 TB/s (shared/reference/hardware.md).
+inline constexpr double kHbmEfficiency = 0.9;
+// Shortest device-side duration of a library kernel (grid launch, tile prologue, epilogue
+// write-back, completion). Assumed, not measured: a GPU run should replace it.
+inline constexpr double kKernelFloorSeconds = 2e-6;
+// Fraction of the PCIe x16 per-direction rate that pinned-memory copies reach. Assumed from
+// the usual bandwidthTest results (about 25 of 31.5 GB/s on Gen4, 50-55 of 63 GB/s on Gen5).
+inline constexpr double kPcieEfficiency = 0.8;
+// Fixed cost of a copy: DMA engine setup and, for host copies, a PCIe round trip. Assumed.
+inline constexpr double kCopyLatencySeconds = 2e-6;
+
+// Tensor-core (or CUDA-core) rate a GEMM of `dtype` runs at on `gpu`, FLOP/s.
+double GemmPeakFlops(DataType dtype, const netmodel::GpuSpec& gpu);
+
+// The GEMM model's terms, for tests and reports.
+struct GemmEstimate {
+  double flops = 0;  // 2 m n k batch
+  double peak = 0;   // GemmPeakFlops
+  std::int64_t tile_m = 0, tile_n = 0;
+  std::int64_t split_k = 1;
+  std::int64_t work_units = 0;  // tiles x batch x split_k
+  double wave = 0;              // work_units / (waves x SMs)
+  double tile_fill = 0;         // useful fraction of the padded tiles' area
+  double k_factor = 0;          // k' / (k' + kGemmKHalf), k' = K per split
+  double efficiency = 0;        // kGemmCeiling x wave x tile_fill x k_factor
+  double compute_s = 0;
+  double memory_s = 0;
+  double overhead_s = 0;
+  double seconds = 0;  // max(compute, memory) + overhead
+};
+GemmEstimate EstimateGemm(const GemmShape& gemm, const netmodel::GpuSpec& gpu);
+
+// Data rate of a copy of `kind` on `cluster`, bytes/s; 0 when the cluster has no figure for
+// the link (a PCIe generation the catalog does not know).
+double CopyBandwidth(MemcpyKind kind, const netmodel::Cluster& cluster);
+// Seconds for a copy of `bytes`: kCopyLatencySeconds + bytes / CopyBandwidth; nullopt when
+// the rate is 0.
+std::optional<double> MemcpySeconds(MemcpyKind kind, std::uint64_t bytes,
+                                    const netmodel::Cluster& cluster);
+double MemsetSeconds(std::uint64_t bytes, const netmodel::GpuSpec& gpu);
+
+// Provider "library": GEMM kernels (op.gemm.m > 0), memcpy and memset ops.
+class LibraryModelProvider : public DurationProvider {
+ public:
+  explicit LibraryModelProvider(const netmodel::Cluster& cluster);
+  std::string_view name() const override { return "library"; }
+  std::optional<SimTime> Duration(const Op& op, const NameTable& names) const override;
+
+ private:
+  netmodel::GpuSpec gpu_;
+  double copy_bandwidth_[4] = {};  // bytes/s by MemcpyKind (0: no model)
+  double memset_bandwidth_ = 0;
+};
+
+// Seconds to picoseconds, rounded to nearest.
+SimTime SecondsToSim(double seconds);
+
+}  // namespace myriad::emulator::timing

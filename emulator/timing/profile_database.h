@@ -1,0 +1,100 @@
+// Profile databases: measured kernel durations per GPU model, kernel name and launch shape.
+// The text format and the lookup rules are specified in docs/kernel-timing.md.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "myriad/emulator/kernel_timing.h"
+#include "myriad/emulator/op.h"
+#include "myriad/status.h"
+
+namespace myriad::emulator::timing {
+
+// The first line of every profile database; the number is the format version.
+inline constexpr std::string_view kProfileMagic = "# myriad-kernel-profile";
+inline constexpr std::string_view kProfileVersion = "v1";
+// The column header line that must precede the rows (fields separated by one tab each).
+inline constexpr std::string_view kProfileColumns[] = {
+    "gpu",     "kernel",    "grid",   "block",  "shared_mem", "samples",
+    "mean_us", "median_us", "min_us", "max_us", "stddev_us"};
+inline constexpr int kProfileFieldCount = 11;
+
+// Statistics of the measured durations of one (GPU, kernel, shape), in microseconds.
+struct ProfileStats {
+  std::uint64_t samples = 0;
+  double mean_us = 0;
+  double median_us = 0;
+  double min_us = 0;
+  double max_us = 0;
+  double stddev_us = 0;
+};
+
+struct ProfileRow {
+  std::string gpu;         // catalog key, e.g. "h100-sxm"
+  std::string kernel;      // exactly as the launch names it (may hold spaces, commas, <>, ())
+  bool any_shape = false;  // the row's shape is `*`: it answers for every launch shape
+  Dim3 grid;
+  Dim3 block;
+  std::uint32_t shared_mem = 0;
+  ProfileStats stats;
+  int line = 0;  // 1-based line in the file
+};
+
+// Parses a whole database. `path` only names the file in errors, which are one line:
+// "PATH:LINE: message".
+Result<std::vector<ProfileRow>> ParseProfile(std::string_view text, std::string_view path);
+// Reads and parses the file at `path`.
+Result<std::vector<ProfileRow>> ReadProfile(const std::string& path);
+
+// Answers kernels from the rows of one database that were measured on `gpu_key`.
+// Lookup (docs/kernel-timing.md "Lookup"): exact shape, else the name's `*` row, else a
+// piecewise-linear interpolation in total threads over the name's other shapes.
+class ProfileProvider : public DurationProvider {
+ public:
+  ProfileProvider(std::string provider_name, const std::vector<ProfileRow>& rows,
+                  std::string_view gpu_key);
+
+  std::string_view name() const override { return name_; }
+  std::optional<SimTime> Duration(const Op& op, const NameTable& names) const override;
+
+  // Distinct kernel names with rows for this GPU.
+  std::size_t kernel_count() const { return entries_.size(); }
+
+ private:
+  struct Shape {
+    std::uint32_t key[7];  // grid x, y, z, block x, y, z, shared memory: the sort order
+    SimTime duration;
+  };
+  struct Point {
+    double threads;   // grid x block, all three dimensions
+    double duration;  // picoseconds
+  };
+  struct Entry {
+    std::vector<Shape> shapes;  // sorted by key
+    std::optional<SimTime> any_shape;
+    std::vector<Point> points;  // sorted by threads, one per distinct thread count
+  };
+  struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+
+  const Entry* Find(NameId id, const NameTable& names) const;
+  static SimTime Interpolate(const std::vector<Point>& points, double threads);
+
+  std::string name_;
+  std::vector<Entry> entries_;
+  std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> index_;
+  // NameId -> entry, filled on first sight of a name because the NameTable grows during a
+  // run: 0 = not looked up yet, 1 = no rows for this name, i + 2 = entries_[i]. A vector
+  // indexed by the dense NameId costs one load per op where a hash map costs a hash.
+  mutable std::vector<std::uint32_t> by_name_;
+};
+
+}  // namespace myriad::emulator::timing

@@ -1,0 +1,283 @@
+// The kernel timing chain: order, statistics, coverage report (docs/kernel-timing.md).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "myriad/emulator/kernel_timing.h"
+#include "tests/netmodel/test_clusters.h"
+#include "timing/library_model.h"
+
+namespace myriad::emulator {
+namespace {
+
+using netmodel::testing::DgxCluster;
+
+const std::string kHeader =
+    "# myriad-kernel-profile v1\n"
+    "gpu\tkernel\tgrid\tblock\tshared_mem\tsamples\tmean_us\tmedian_us\tmin_us\tmax_us\t"
+    "stddev_us\n";
+
+std::string WriteFile(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// A profile where every kernel has one `*` row with the given median.
+std::string Profile(const std::string& file,
+                    const std::vector<std::pair<std::string, double>>& kernels,
+                    const std::string& gpu = "h100-sxm") {
+  std::string text = kHeader;
+  for (const auto& [name, us] : kernels) {
+    const std::string v = std::to_string(us);
+    text += gpu + "\t" + name + "\t*\t*\t*\t5\t" + v + "\t" + v + "\t" + v + "\t" + v + "\t0\n";
+  }
+  return WriteFile(file, text);
+}
+
+std::unique_ptr<KernelTimer> MakeTimer(const netmodel::Cluster& cluster,
+                                       KernelTimingOptions options = {}) {
+  Result<std::unique_ptr<KernelTimer>> timer = KernelTimer::Create(cluster, options);
+  EXPECT_TRUE(timer.ok()) << timer.status().message();
+  return timer.ok() ? std::move(timer).value() : nullptr;
+}
+
+Op Kernel(NameTable& names, const std::string& name, SimTime duration = -1) {
+  Op op;
+  op.kind = OpKind::kKernel;
+  op.name = names.Intern(name);
+  op.grid = {132, 1, 1};
+  op.block = {256, 1, 1};
+  op.duration = duration;
+  return op;
+}
+
+std::vector<std::string> ProviderNames(const KernelTimer& timer) {
+  std::vector<std::string> names;
+  for (const ProviderStats& s : timer.stats()) names.push_back(s.provider);
+  return names;
+}
+
+TEST(KernelTimer, ChainWithoutProfiles) {
+  auto timer = MakeTimer(DgxCluster("h100-sxm", 1));
+  ASSERT_NE(timer, nullptr);
+  EXPECT_EQ(ProviderNames(*timer), (std::vector<std::string>{"trace", "library", "fallback"}));
+  for (const ProviderStats& s : timer->stats()) {
+    EXPECT_EQ(s.ops, 0u);
+    EXPECT_EQ(s.total, 0);
+  }
+  EXPECT_TRUE(timer->Uncovered(NameTable()).empty());
+}
+
+TEST(KernelTimer, FirstAnswerWinsInChainOrder) {
+  const netmodel::Cluster cluster = DgxCluster("h100-sxm", 1);
+  const std::string a = Profile("chain_a.kdb", {{"gemm", 11}, {"only_a", 12}});
+  const std::string b = Profile("chain_b.kdb", {{"gemm", 21}, {"only_b", 22}});
+  KernelTimingOptions options;
+  options.profile_paths = {a, b};
+  options.fallback_duration = 7 * kPicosPerMicro;
+  auto timer = MakeTimer(cluster, options);
+  ASSERT_NE(timer, nullptr);
+  EXPECT_EQ(
+      ProviderNames(*timer),
+      (std::vector<std::string>{"trace", "profile " + a, "profile " + b, "library", "fallback"}));
+  NameTable names;
+  const GemmShape big{8192, 8192, 8192, 1, DataType::kBfloat16};
+  const SimTime gemm_model = timing::SecondsToSim(timing::EstimateGemm(big, cluster.gpu).seconds);
+
+  Op op = Kernel(names, "gemm", 3 * kPicosPerMicro);
+  op.gemm = big;
+  EXPECT_EQ(timer->Time(op, names), 3 * kPicosPerMicro);  // trace beats everything
+  op.duration = 0;
+  EXPECT_EQ(timer->Time(op, names), 0);  // a recorded zero is an answer
+  op.duration = -1;
+  EXPECT_EQ(timer->Time(op, names), FromMicros(11));  // first profile beats second and model
+  op.name = names.Intern("only_b");
+  EXPECT_EQ(timer->Time(op, names), FromMicros(22));  // second profile beats the model
+  op.name = names.Intern("cublas_gemm_no_profile");
+  EXPECT_EQ(timer->Time(op, names), gemm_model);  // library beats fallback
+  op.gemm = GemmShape{};
+  EXPECT_EQ(timer->Time(op, names), 7 * kPicosPerMicro);  // nobody: fallback
+
+  const std::vector<ProviderStats>& s = timer->stats();
+  ASSERT_EQ(s.size(), 5u);
+  EXPECT_EQ(s[0].ops, 2u);
+  EXPECT_EQ(s[0].total, 3 * kPicosPerMicro);
+  EXPECT_EQ(s[1].ops, 1u);
+  EXPECT_EQ(s[1].total, FromMicros(11));
+  EXPECT_EQ(s[2].ops, 1u);
+  EXPECT_EQ(s[2].total, FromMicros(22));
+  EXPECT_EQ(s[3].ops, 1u);
+  EXPECT_EQ(s[3].total, gemm_model);
+  EXPECT_EQ(s[4].ops, 1u);
+  EXPECT_EQ(s[4].total, 7 * kPicosPerMicro);
+  const std::vector<UncoveredKernel> uncovered = timer->Uncovered(names);
+  ASSERT_EQ(uncovered.size(), 1u);
+  EXPECT_EQ(uncovered[0].name, "cublas_gemm_no_profile");
+  EXPECT_EQ(uncovered[0].count, 1u);
+}
+
+TEST(KernelTimer, CopiesAndMemsets) {
+  const netmodel::Cluster cluster = DgxCluster("h200-sxm", 1);
+  auto timer = MakeTimer(cluster);
+  ASSERT_NE(timer, nullptr);
+  NameTable names;
+  Op copy;
+  copy.kind = OpKind::kMemcpy;
+  copy.copy_kind = MemcpyKind::kDeviceToHost;
+  copy.bytes = 1 << 30;
+  const SimTime d2h = timer->Time(copy, names);
+  EXPECT_EQ(d2h,
+            timing::SecondsToSim(
+                timing::MemcpySeconds(MemcpyKind::kDeviceToHost, copy.bytes, cluster).value()));
+  copy.duration = 5;
+  EXPECT_EQ(timer->Time(copy, names), 5);  // a recorded duration wins for copies too
+  Op set;
+  set.kind = OpKind::kMemset;
+  set.bytes = 1 << 20;
+  const SimTime memset = timer->Time(set, names);
+  EXPECT_EQ(memset, timing::SecondsToSim(timing::MemsetSeconds(set.bytes, cluster.gpu)));
+  EXPECT_EQ(timer->stats()[0].ops, 1u);
+  EXPECT_EQ(timer->stats()[0].total, 5);
+  EXPECT_EQ(timer->stats()[1].ops, 2u);
+  EXPECT_EQ(timer->stats()[1].total, d2h + memset);
+  EXPECT_EQ(timer->stats()[2].ops, 0u);
+}
+
+TEST(KernelTimer, CopiesWithoutARateFallBackButAreNotListedAsKernels) {
+  netmodel::Cluster cluster = DgxCluster("h100-sxm", 1);
+  cluster.gpu.pcie_generation = 0;  // no host link figure
+  KernelTimingOptions options;
+  options.fallback_duration = 4;
+  auto timer = MakeTimer(cluster, options);
+  ASSERT_NE(timer, nullptr);
+  NameTable names;
+  Op copy;
+  copy.kind = OpKind::kMemcpy;
+  copy.copy_kind = MemcpyKind::kHostToDevice;
+  copy.bytes = 100;
+  EXPECT_EQ(timer->Time(copy, names), 4);
+  EXPECT_EQ(timer->stats().back().ops, 1u);
+  EXPECT_TRUE(timer->Uncovered(names).empty());
+}
+
+TEST(KernelTimer, UncoveredMostFrequentFirstTiesByName) {
+  KernelTimingOptions options;
+  options.fallback_duration = 2 * kPicosPerMicro;
+  auto timer = MakeTimer(DgxCluster("h100-sxm", 1), options);
+  ASSERT_NE(timer, nullptr);
+  NameTable names;
+  // Interned in an order unlike the expected report, so sorting is what orders it.
+  const char* sequence[] = {"zeta", "beta", "alpha", "zeta", "mid", "beta", "zeta", "alpha"};
+  for (const char* name : sequence) timer->Time(Kernel(names, name), names);
+  const std::vector<UncoveredKernel> uncovered = timer->Uncovered(names);
+  ASSERT_EQ(uncovered.size(), 4u);
+  EXPECT_EQ(uncovered[0].name, "zeta");
+  EXPECT_EQ(uncovered[0].count, 3u);
+  EXPECT_EQ(uncovered[1].name, "alpha");
+  EXPECT_EQ(uncovered[1].count, 2u);
+  EXPECT_EQ(uncovered[2].name, "beta");
+  EXPECT_EQ(uncovered[2].count, 2u);
+  EXPECT_EQ(uncovered[3].name, "mid");
+  EXPECT_EQ(uncovered[3].count, 1u);
+  EXPECT_EQ(timer->stats().back().ops, 8u);
+  EXPECT_EQ(timer->stats().back().total, 16 * kPicosPerMicro);
+}
+
+TEST(KernelTimer, ProfileRowsOfAnotherGpuDoNotAnswer) {
+  const std::string path = Profile("other_gpu.kdb", {{"attn", 30}}, "h200-sxm");
+  KernelTimingOptions options;
+  options.profile_paths = {path};
+  auto h100 = MakeTimer(DgxCluster("h100-sxm", 1), options);
+  auto h200 = MakeTimer(DgxCluster("h200-sxm", 1), options);
+  ASSERT_NE(h100, nullptr);
+  ASSERT_NE(h200, nullptr);
+  NameTable names;
+  EXPECT_EQ(h200->Time(Kernel(names, "attn"), names), FromMicros(30));
+  EXPECT_EQ(h100->Time(Kernel(names, "attn"), names), options.fallback_duration);
+  EXPECT_EQ(h100->Uncovered(names).at(0).name, "attn");
+}
+
+TEST(KernelTimer, CreateFailsOnABadProfile) {
+  const std::string bad = WriteFile("bad.kdb", kHeader + "h100-sxm\tk\t1\t32\t0\t5\t1\n");
+  KernelTimingOptions options;
+  options.profile_paths = {Profile("good.kdb", {{"k", 1}}), bad};
+  Result<std::unique_ptr<KernelTimer>> timer =
+      KernelTimer::Create(DgxCluster("h100-sxm", 1), options);
+  ASSERT_FALSE(timer.ok());
+  EXPECT_EQ(timer.status().message(), bad + ":3: expected 11 tab-separated fields, found 7");
+
+  options.profile_paths = {::testing::TempDir() + "/no_such_profile.kdb"};
+  timer = KernelTimer::Create(DgxCluster("h100-sxm", 1), options);
+  ASSERT_FALSE(timer.ok());
+  EXPECT_EQ(timer.status().message(),
+            options.profile_paths[0] + ": cannot read profile database: No such file or directory");
+
+  options.profile_paths.clear();
+  options.fallback_duration = -1;
+  timer = KernelTimer::Create(DgxCluster("h100-sxm", 1), options);
+  ASSERT_FALSE(timer.ok());
+  EXPECT_EQ(timer.status().message(), "kernel timing: the fallback duration must be >= 0");
+}
+
+TEST(KernelTimer, ExampleProfileLoadsAndAnswersOnH100Only) {
+  const std::string path = std::string(MYRIAD_SOURCE_DIR) + "/profiles/h100-example.kdb";
+  KernelTimingOptions options;
+  options.profile_paths = {path};
+  auto h100 = MakeTimer(DgxCluster("h100-sxm", 1), options);
+  auto h200 = MakeTimer(DgxCluster("h200-sxm", 1), options);
+  ASSERT_NE(h100, nullptr);
+  ASSERT_NE(h200, nullptr);
+  NameTable names;
+  Op op = Kernel(names,
+                 "void at::native::vectorized_elementwise_kernel<4, "
+                 "at::native::FillFunctor<c10::BFloat16>, std::array<char*, 1ul> >(int, "
+                 "at::native::FillFunctor<c10::BFloat16>, std::array<char*, 1ul>)");
+  op.grid = {1024, 1, 1};
+  op.block = {128, 1, 1};
+  EXPECT_EQ(h100->Time(op, names), FromMicros(4.1));
+  EXPECT_EQ(h100->stats()[1].ops, 1u);
+  EXPECT_EQ(h200->Time(op, names), KernelTimingOptions().fallback_duration);
+}
+
+TEST(KernelTimer, SameOpsGiveTheSameTimes) {
+  const std::string path = Profile("determinism.kdb", {{"k1", 3.25}, {"k2", 1.5}});
+  KernelTimingOptions options;
+  options.profile_paths = {path};
+  std::vector<std::vector<SimTime>> runs;
+  std::vector<std::vector<std::uint64_t>> counts;
+  for (int run = 0; run < 2; ++run) {
+    auto timer = MakeTimer(DgxCluster("h200-sxm", 1), options);
+    ASSERT_NE(timer, nullptr);
+    NameTable names;
+    std::vector<SimTime> times;
+    for (int i = 0; i < 300; ++i) {
+      Op op = Kernel(names, "k" + std::to_string(i % 5));
+      if (i % 7 == 0) op.gemm = GemmShape{64 * (i + 1), 4096, 1024 + i, 1, DataType::kBfloat16};
+      if (i % 11 == 0) op.duration = i;
+      times.push_back(timer->Time(op, names));
+    }
+    runs.push_back(times);
+    std::vector<std::uint64_t> c;
+    for (const ProviderStats& s : timer->stats()) c.push_back(s.ops);
+    for (const UncoveredKernel& u : timer->Uncovered(names)) c.push_back(u.count);
+    counts.push_back(c);
+  }
+  EXPECT_EQ(runs[0], runs[1]);
+  EXPECT_EQ(counts[0], counts[1]);
+}
+
+TEST(KernelTimerDeathTest, OnlyKernelsCopiesAndMemsetsAreTimed) {
+  auto timer = MakeTimer(DgxCluster("h100-sxm", 1));
+  ASSERT_NE(timer, nullptr);
+  NameTable names;
+  Op host;
+  host.kind = OpKind::kHost;
+  host.duration = 5;
+  EXPECT_DEBUG_DEATH(timer->Time(host, names), "kernel, memcpy and memset ops only");
+}
+
+}  // namespace
+}  // namespace myriad::emulator
