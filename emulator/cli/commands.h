@@ -18,4 +18,10 @@ int RunCheck(const std::vector<std::string>& args, std::ostream& out, std::ostre
 // `myriad collective SCENARIO --op OP ...`: nccl-tests-style table of predicted collectives.
 int RunCollective(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+// `myriad replay TRACE --scenario SCENARIO`: runs a recorded or hand-written trace on a cluster.
+int RunReplay(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// `myriad trace convert IN OUT`: between JSON Lines and the binary trace format.
+int RunTrace(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 }  // namespace myriad::cli

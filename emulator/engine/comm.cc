@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "engine/log.h"
 #include "engine/simulation.h"
 
 namespace myriad::emulator::engine {
@@ -41,10 +42,10 @@ std::string Simulation::Describe(const Op& call) const {
   const std::string& comm = names_.Name(call.comm);
   if (call.kind == OpKind::kSend || call.kind == OpKind::kRecv)
     return fmt::format("{} count={} dtype={} {} peer {} on '{}'", ToString(call.kind), call.count,
-                       ToString(call.dtype), call.kind == OpKind::kSend ? "to" : "from",
-                       call.peer, comm);
-  std::string text = fmt::format("{} count={} dtype={}", netmodel::ToString(call.coll),
-                                 call.count, ToString(call.dtype));
+                       ToString(call.dtype), call.kind == OpKind::kSend ? "to" : "from", call.peer,
+                       comm);
+  std::string text = fmt::format("{} count={} dtype={}", netmodel::ToString(call.coll), call.count,
+                                 ToString(call.dtype));
   if (IsReduction(call.coll)) text += fmt::format(" redop={}", ToString(call.redop));
   if (IsRooted(call.coll)) text += fmt::format(" root={}", call.root);
   return text + fmt::format(" on '{}'", comm);
@@ -63,8 +64,8 @@ Status Simulation::ArriveCollective(int rank, int slot, const Op& call) {
         fmt::format("rank {}: unknown communicator '{}'", rank, names_.Name(call.comm)));
   const Communicator& comm = cit->second;
   if (!comm.comm_rank.count(rank))
-    return Status::InvalidArgument(fmt::format("rank {} calls {} but is not a member of '{}'",
-                                               rank, Describe(call), names_.Name(call.comm)));
+    return Status::InvalidArgument(fmt::format("rank {} calls {} but is not a member of '{}'", rank,
+                                               Describe(call), names_.Name(call.comm)));
   const int n = static_cast<int>(comm.ranks.size());
   if (IsRooted(call.coll) && (call.root < 0 || call.root >= n))
     return Status::InvalidArgument(fmt::format("rank {}: {}: root {} is not a rank of '{}' (0..{})",
@@ -95,6 +96,8 @@ Status Simulation::ArriveCollective(int rank, int slot, const Op& call) {
     return Status::InvalidArgument(
         fmt::format("{} (#{}): {}", Describe(call), seq, est.status().message()));
   const SimTime end = now_ + FromMicros(est->time_us);
+  Log().debug("{} (#{}): all {} ranks arrived; {}/{} takes {:.3f} us", Describe(call), seq, n,
+              netmodel::ToString(est->algorithm), netmodel::ToString(est->protocol), est->time_us);
   const std::vector<std::pair<int, int>> members = std::move(inst.members);
   colls_.erase(key);
   for (const auto& [member, member_slot] : members) {
@@ -117,8 +120,8 @@ Status Simulation::ArriveP2p(int rank, int slot, const Op& call) {
   const Communicator& comm = cit->second;
   auto me_it = comm.comm_rank.find(rank);
   if (me_it == comm.comm_rank.end())
-    return Status::InvalidArgument(fmt::format("rank {} calls {} but is not a member of '{}'",
-                                               rank, Describe(call), names_.Name(call.comm)));
+    return Status::InvalidArgument(fmt::format("rank {} calls {} but is not a member of '{}'", rank,
+                                               Describe(call), names_.Name(call.comm)));
   const int me = me_it->second;
   const int n = static_cast<int>(comm.ranks.size());
   if (call.peer < 0 || call.peer >= n || call.peer == me)
@@ -128,8 +131,8 @@ Status Simulation::ArriveP2p(int rank, int slot, const Op& call) {
   const bool send = call.kind == OpKind::kSend;
   const int src = send ? me : call.peer;
   const int dst = send ? call.peer : me;
-  const std::uint64_t pair = (static_cast<std::uint64_t>(call.comm) << 32) |
-                             static_cast<std::uint32_t>(call.peer);
+  const std::uint64_t pair =
+      (static_cast<std::uint64_t>(call.comm) << 32) | static_cast<std::uint32_t>(call.peer);
   const std::uint64_t seq = send ? r.send_seq[pair]++ : r.recv_seq[pair]++;
   const auto key = std::make_tuple(call.comm, src, dst, seq);
   P2pInstance& inst = p2ps_[key];
@@ -143,11 +146,11 @@ Status Simulation::ArriveP2p(int rank, int slot, const Op& call) {
   const Op& v = inst.recv_op;
   const std::uint64_t bytes = s.count * static_cast<std::uint64_t>(SizeOf(s.dtype));
   if (bytes != v.count * static_cast<std::uint64_t>(SizeOf(v.dtype)))
-    return Status::InvalidArgument(fmt::format(
-        "mismatched send/recv #{} on communicator '{}': rank {} sends {} x {}, rank {} "
-        "receives {} x {}",
-        seq, names_.Name(call.comm), inst.send_rank, s.count, ToString(s.dtype), inst.recv_rank,
-        v.count, ToString(v.dtype)));
+    return Status::InvalidArgument(
+        fmt::format("mismatched send/recv #{} on communicator '{}': rank {} sends {} x {}, rank {} "
+                    "receives {} x {}",
+                    seq, names_.Name(call.comm), inst.send_rank, s.count, ToString(s.dtype),
+                    inst.recv_rank, v.count, ToString(v.dtype)));
   netmodel::CollectiveRequest request;
   request.op = netmodel::CollectiveOp::kSendRecv;
   request.bytes = bytes;
@@ -159,15 +162,15 @@ Status Simulation::ArriveP2p(int rank, int slot, const Op& call) {
   const int send_rank = inst.send_rank, send_slot = inst.send_slot;
   const int recv_rank = inst.recv_rank, recv_slot = inst.recv_slot;
   p2ps_.erase(key);
-  const std::string detail = fmt::format("{} B rank {} -> rank {} {:.3f} us", bytes, send_rank,
-                                         recv_rank, est->time_us);
+  const std::string detail =
+      fmt::format("{} B rank {} -> rank {} {:.3f} us", bytes, send_rank, recv_rank, est->time_us);
   Resolve(send_rank, send_slot, end, detail);
   Resolve(recv_rank, recv_slot, end, detail);
   return Status::Ok();
 }
 
 Result<netmodel::CollectiveEstimate> Simulation::TimeCollective(const Communicator& comm,
-                                                                 const Op& call) {
+                                                                const Op& call) {
   const int n = static_cast<int>(comm.ranks.size());
   const std::uint64_t bytes = BufferBytes(call, n);
   const EstimateKey key{comm.name, static_cast<int>(call.coll), bytes};
@@ -198,8 +201,8 @@ std::string Simulation::DeadlockReport() {
     for (const Stream& s : r.streams) {
       if (s.queue.empty()) continue;
       const DeviceOp& d = s.queue.front();
-      std::string what = d.op.kind == OpKind::kGroupEnd ? "an NCCL group" :
-                         d.op.kind == OpKind::kCollective || d.op.kind == OpKind::kSend ||
+      std::string what = d.op.kind == OpKind::kGroupEnd ? "an NCCL group"
+                         : d.op.kind == OpKind::kCollective || d.op.kind == OpKind::kSend ||
                                  d.op.kind == OpKind::kRecv
                              ? Describe(d.op)
                              : std::string(ToString(d.op.kind));

@@ -37,8 +37,8 @@ void Simulation::Account(Rank& r) {
   r.accounted_until = now_;
 }
 
-void Simulation::AddSlice(const Rank& r, std::int32_t track, std::string name,
-                          std::string category, SimTime start, SimTime end, std::string detail) {
+void Simulation::AddSlice(const Rank& r, std::int32_t track, std::string name, std::string category,
+                          SimTime start, SimTime end, std::string detail) {
   timeline_.push_back(
       {r.id, track, std::move(name), std::move(category), start, end - start, std::move(detail)});
 }
@@ -111,7 +111,8 @@ void Simulation::ScheduleKernelEnd(int rank, int slot) {
   Stream& s = ranks_[static_cast<size_t>(rank)]->streams[static_cast<size_t>(slot)];
   const DeviceOp& d = s.queue.front();
   const double stretch = d.slowed ? 1.0 + options_.overlap_slowdown : 1.0;
-  const SimTime left = static_cast<SimTime>(std::llround(static_cast<double>(d.remaining) * stretch));
+  const SimTime left =
+      static_cast<SimTime>(std::llround(static_cast<double>(d.remaining) * stretch));
   events_.Push(now_ + left, EventType::kComplete, rank, slot, ++s.generation);
 }
 
@@ -128,8 +129,8 @@ void Simulation::SetCommActive(Rank& r, int delta) {
     DeviceOp& d = s.queue.front();
     if (d.op.kind != OpKind::kKernel) continue;
     const double stretch = d.slowed ? 1.0 + options_.overlap_slowdown : 1.0;
-    const SimTime done = static_cast<SimTime>(
-        std::llround(static_cast<double>(now_ - d.progress_at) / stretch));
+    const SimTime done =
+        static_cast<SimTime>(std::llround(static_cast<double>(now_ - d.progress_at) / stretch));
     d.remaining = std::max<SimTime>(0, d.remaining - done);
     d.progress_at = now_;
     d.slowed = is;
@@ -163,10 +164,10 @@ void Simulation::Complete(int rank, int slot) {
   if (r.traced) {
     const OpKind kind = d.op.kind;
     if (IsCompute(kind)) {
-      std::string name = kind == OpKind::kKernel ? names_.Name(d.op.name)
-                                                 : fmt::format("{} {}", ToString(kind),
-                                                               kind == OpKind::kMemcpy
-                                                                   ? ToString(d.op.copy_kind)
+      std::string name = kind == OpKind::kKernel
+                             ? names_.Name(d.op.name)
+                             : fmt::format("{} {}", ToString(kind),
+                                           kind == OpKind::kMemcpy ? ToString(d.op.copy_kind)
                                                                    : std::string_view(""));
       AddSlice(r, s.id, std::move(name), std::string(ToString(kind)), d.start, now_,
                kind == OpKind::kKernel ? std::string() : fmt::format("{} B", d.op.bytes));

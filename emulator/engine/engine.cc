@@ -7,6 +7,7 @@
 #include <boost/fiber/all.hpp>
 #include <thread>
 
+#include "engine/log.h"
 #include "engine/simulation.h"
 
 namespace myriad::emulator::engine {
@@ -26,9 +27,9 @@ std::vector<int> SampleRanks(int world, int max_ranks) {
     return ranks;
   }
   for (int i = 0; i < max_ranks; ++i) {
-    const int r = max_ranks == 1 ? 0
-                                 : static_cast<int>(static_cast<long long>(i) * (world - 1) /
-                                                    (max_ranks - 1));
+    const int r = max_ranks == 1
+                      ? 0
+                      : static_cast<int>(static_cast<long long>(i) * (world - 1) / (max_ranks - 1));
     if (ranks.empty() || ranks.back() != r) ranks.push_back(r);
   }
   return ranks;
@@ -62,8 +63,8 @@ Status Simulation::Prepare() {
         return Status::InvalidArgument(fmt::format("communicator '{}': rank {} is outside 0..{}",
                                                    names_.Name(spec.name), member, world - 1));
       if (!comm.comm_rank.emplace(member, static_cast<int>(i)).second)
-        return Status::InvalidArgument(fmt::format("communicator '{}' lists rank {} twice",
-                                                   names_.Name(spec.name), member));
+        return Status::InvalidArgument(
+            fmt::format("communicator '{}' lists rank {} twice", names_.Name(spec.name), member));
     }
     // Logical rank r runs on GPU r of the cluster.
     comm.layout = model_.LayoutOf(comm.ranks);
@@ -109,6 +110,7 @@ Status Simulation::Run() {
       if (next_event != kNever && next_event <= next_rank) {
         const Event e = events_.Pop();
         now_ = e.time;
+        SetLogTime(now_);
         Rank& r = *ranks_[static_cast<size_t>(e.rank)];
         switch (e.type) {
           case EventType::kStart:
@@ -132,6 +134,7 @@ Status Simulation::Run() {
       boost::this_fiber::yield();
     }
     if (!failed_) {
+      Log().info("all ranks done; {} events processed", events_.processed());
       for (const auto& r : ranks_) {
         if (!r->finished) {
           Fail(Status::InvalidArgument(DeadlockReport()));
@@ -218,6 +221,7 @@ SimTime RunResult::iteration_time() const {
 
 Result<RunResult> RunEngine(Workload& workload, const netmodel::Cluster& cluster,
                             const EngineOptions& options) {
+  engine::Log().set_level(spdlog::level::from_str(options.log_level));
   auto timer = KernelTimer::Create(cluster, options.timing);
   if (!timer.ok()) return timer.status();
   engine::Simulation sim(workload, cluster, options, std::move(timer).value());

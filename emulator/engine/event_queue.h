@@ -21,7 +21,7 @@ struct Event {
   std::uint64_t seq;
   EventType type;
   int rank;
-  int slot;  // stream slot within the rank (kStart, kComplete)
+  int slot;                  // stream slot within the rank (kStart, kComplete)
   std::uint64_t generation;  // kComplete: stale unless it equals the stream's generation
 };
 

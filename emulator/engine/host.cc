@@ -97,9 +97,9 @@ Status Simulation::Execute(Rank& r, const Op& op) {
       const SimTime start = r.host;
       r.host += std::max<SimTime>(op.duration, 0);
       if (r.traced && r.host > start)
-        AddSlice(r, kHostTrack, std::string(names_.Name(op.name).empty() ? "host"
-                                                                         : names_.Name(op.name)),
-                 "host", start, r.host);
+        AddSlice(r, kHostTrack,
+                 std::string(names_.Name(op.name).empty() ? "host" : names_.Name(op.name)), "host",
+                 start, r.host);
       return Status::Ok();
     }
     case OpKind::kMarker: {
@@ -116,8 +116,8 @@ Status Simulation::Execute(Rank& r, const Op& op) {
         return Status::InvalidArgument(fmt::format(
             "predicted out of memory on rank {} at {:.3f} us: malloc of {} bytes brings it to "
             "{} bytes, over the {:.0f} bytes of HBM of {} (peak {} bytes)",
-            r.id, ToMicros(r.host), op.bytes, r.memory, cluster_.gpu.hbm_bytes,
-            cluster_.gpu.key, r.peak_memory));
+            r.id, ToMicros(r.host), op.bytes, r.memory, cluster_.gpu.hbm_bytes, cluster_.gpu.key,
+            r.peak_memory));
       return Status::Ok();
     }
     case OpKind::kFree: {
@@ -145,8 +145,7 @@ Status Simulation::Execute(Rank& r, const Op& op) {
       return Status::Ok();
     case OpKind::kGroupEnd: {
       if (r.group_depth == 0)
-        return Status::InvalidArgument(
-            fmt::format("rank {}: group_end without group_start", r.id));
+        return Status::InvalidArgument(fmt::format("rank {}: group_end without group_start", r.id));
       if (--r.group_depth > 0 || r.group_ops.empty()) return Status::Ok();
       // The whole group is one launch on the stream of its first operation.
       std::vector<Op> members = std::move(r.group_ops);
@@ -201,7 +200,8 @@ Status Simulation::Execute(Rank& r, const Op& op) {
       r.host += options_.api_call_cost;
       auto it = r.events.find(op.event);
       if (it == r.events.end()) return Status::Ok();  // never recorded: complete
-      WaitStream(r, it->second.slot, it->second.index, fmt::format("event_sync on event {}", op.event));
+      WaitStream(r, it->second.slot, it->second.index,
+                 fmt::format("event_sync on event {}", op.event));
       return Status::Ok();
     }
     case OpKind::kEventQuery: {

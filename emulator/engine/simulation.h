@@ -43,7 +43,7 @@ struct DeviceOp {
   SimTime remaining = 0;
   SimTime progress_at = 0;
   bool slowed = false;
-  std::string detail;       // timeline args for communication ops
+  std::string detail;  // timeline args for communication ops
 };
 
 // Something waiting for a stream to reach an op index: the rank's host, or another stream.
@@ -110,7 +110,7 @@ struct Communicator {
 
 // A collective call being matched across the members of its communicator.
 struct CollInstance {
-  Op call;         // the first arrival's call
+  Op call;  // the first arrival's call
   int first_rank = -1;
   int arrived = 0;
   std::vector<std::pair<int, int>> members;  // (rank, slot) of each arrival
@@ -127,8 +127,8 @@ class Simulation {
   Simulation(Workload& workload, const netmodel::Cluster& cluster, const EngineOptions& options,
              std::unique_ptr<KernelTimer> timer);
 
-  Status Prepare();   // communicators, ranks, op sources
-  Status Run();       // fibers + event loop, to completion or the first error
+  Status Prepare();     // communicators, ranks, op sources
+  Status Run();         // fibers + event loop, to completion or the first error
   RunResult Collect();  // after Run() succeeded
 
  private:

@@ -31,6 +31,9 @@ struct EngineOptions {
   // Timeline: record slices for at most this many ranks (evenly sampled, rank 0 and the last
   // rank included); 0 records none.
   int timeline_max_ranks = 0;
+  // Engine log level on stderr: trace, debug, info, warn (default), error, off. Lines carry
+  // virtual time.
+  std::string log_level = "warn";
   // Stack size of each rank's fiber.
   std::size_t fiber_stack_bytes = 64 * 1024;
 };
