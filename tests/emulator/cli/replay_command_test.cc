@@ -1,0 +1,142 @@
+// `myriad replay` and `myriad trace convert` end to end, in-process.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+
+namespace myriad::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Output {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+Output Call(int (*command)(const std::vector<std::string>&, std::ostream&, std::ostream&),
+            const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int status = command(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "myriad_replay_test_" + name;
+}
+
+constexpr const char* kOverlap = "tests/emulator/cli/data/overlap.jsonl";
+
+// Regenerate after an intended change (from the repository root):
+//   ./build/myriad replay tests/emulator/cli/data/overlap.jsonl --scenario scenarios/dgx-h100.toml
+//       --report tests/emulator/cli/golden/overlap-report.json
+//       > tests/emulator/cli/golden/overlap-summary.txt
+TEST(ReplayCommandTest, SummaryAndReportMatchGoldens) {
+  const std::string report = TempPath("report.json");
+  const auto r = Call(RunReplay, {kOverlap, "--scenario", "scenarios/dgx-h100.toml", "--report",
+                                  report});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, ReadFile("tests/emulator/cli/golden/overlap-summary.txt"));
+  EXPECT_EQ(ReadFile(report), ReadFile("tests/emulator/cli/golden/overlap-report.json"));
+}
+
+TEST(ReplayCommandTest, ReportAndTimelineAreByteIdenticalAcrossRuns) {
+  std::string files[2][2];
+  for (int run = 0; run < 2; ++run) {
+    files[run][0] = TempPath("det_report" + std::to_string(run) + ".json");
+    files[run][1] = TempPath("det_timeline" + std::to_string(run) + ".json");
+    const auto r = Call(RunReplay, {kOverlap, "--scenario", "scenarios/dgx-h100.toml",
+                                    "--report", files[run][0], "--timeline", files[run][1]});
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  EXPECT_EQ(ReadFile(files[0][0]), ReadFile(files[1][0]));
+  EXPECT_EQ(ReadFile(files[0][1]), ReadFile(files[1][1]));
+  const std::string timeline = ReadFile(files[0][1]);
+  EXPECT_THAT(timeline, HasSubstr("\"traceEvents\""));
+  EXPECT_THAT(timeline, HasSubstr("\"name\": \"rank 1\""));
+  EXPECT_THAT(timeline, HasSubstr("allreduce 67108864 B Ring/Simple"));
+}
+
+TEST(ReplayCommandTest, TheSameTraceComparesTwoClusters) {
+  const auto h100 = Call(RunReplay, {kOverlap, "--scenario", "scenarios/dgx-h100.toml"});
+  const auto a100 = Call(RunReplay, {kOverlap, "--scenario", "scenarios/dgx-a100.toml"});
+  ASSERT_EQ(h100.status, 0) << h100.err;
+  ASSERT_EQ(a100.status, 0) << a100.err;
+  EXPECT_THAT(a100.out, HasSubstr("on dgx-a100"));
+  EXPECT_NE(h100.out, a100.out);  // the AllReduce is slower on A100's NVLink
+}
+
+TEST(ReplayCommandTest, RunFailuresExitOneWithTheError) {
+  const auto r = Call(RunReplay, {"tests/emulator/cli/data/mismatch.jsonl", "--scenario",
+                                  "scenarios/dgx-h100.toml"});
+  EXPECT_EQ(r.status, kExitFailure);
+  EXPECT_EQ(r.err,
+            "myriad: error: mismatched collective #0 on communicator 'dp': rank 0 called "
+            "allreduce count=1024 dtype=float32 redop=sum on 'dp', rank 1 called allreduce "
+            "count=2048 dtype=float32 redop=sum on 'dp'\n");
+}
+
+TEST(ReplayCommandTest, BadInputExitsTwo) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{kOverlap}, "missing --scenario"},
+      {{"--scenario", "scenarios/dgx-h100.toml"}, "missing TRACE"},
+      {{"no-such.jsonl", "--scenario", "scenarios/dgx-h100.toml"}, "no-such.jsonl"},
+      {{kOverlap, "--scenario", "no-such.toml"}, "no-such.toml"},
+      {{kOverlap, "--scenario", "scenarios/dgx-h100.toml", "--fidelity", "flow"},
+       "--fidelity flow is not supported yet"},
+      {{kOverlap, "--scenario", "scenarios/dgx-h100.toml", "--overlap-slowdown", "-1"},
+       "--overlap-slowdown needs a number >= 0"},
+      {{kOverlap, "--scenario", "scenarios/dgx-h100.toml", "--kernel-profile", "nope.kdb"},
+       "nope.kdb"},
+  };
+  for (const Case& c : cases) {
+    const auto r = Call(RunReplay, c.args);
+    EXPECT_NE(r.status, 0) << c.message;
+    EXPECT_THAT(r.err, HasSubstr(c.message));
+  }
+  EXPECT_EQ(Call(RunReplay, {kOverlap}).status, kExitBadInput);
+}
+
+TEST(ReplayCommandTest, KernelProfilesTimeKernelsWithoutDurations) {
+  const auto r = Call(RunReplay, {kOverlap, "--scenario", "scenarios/dgx-h100.toml",
+                                  "--kernel-profile", "profiles/h100-example.kdb"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("profile profiles/h100-example.kdb"));
+}
+
+TEST(TraceCommandTest, ConvertsToBinaryAndBackWithTheSamePrediction) {
+  const std::string binary = TempPath("overlap.mtrace");
+  const std::string jsonl = TempPath("overlap.jsonl");
+  ASSERT_EQ(Call(RunTrace, {"convert", kOverlap, binary}).status, 0);
+  ASSERT_EQ(Call(RunTrace, {"convert", binary, jsonl}).status, 0);
+  const auto original = Call(RunReplay, {kOverlap, "--scenario", "scenarios/dgx-h100.toml"});
+  const auto from_binary = Call(RunReplay, {binary, "--scenario", "scenarios/dgx-h100.toml"});
+  const auto from_jsonl = Call(RunReplay, {jsonl, "--scenario", "scenarios/dgx-h100.toml"});
+  ASSERT_EQ(from_binary.status, 0) << from_binary.err;
+  // Only the first line names the trace file.
+  auto body = [](const std::string& s) { return s.substr(s.find('\n')); };
+  EXPECT_EQ(body(original.out), body(from_binary.out));
+  EXPECT_EQ(body(original.out), body(from_jsonl.out));
+  EXPECT_EQ(Call(RunTrace, {"convert", kOverlap}).status, kExitBadInput);
+}
+
+}  // namespace
+}  // namespace myriad::cli
