@@ -123,7 +123,10 @@ void BM_Engine(benchmark::State& state) {
   state.counters["ops_per_second"] =
       benchmark::Counter(static_cast<double>(simulated), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_Engine)->Args({8, 1000})->Args({64, 1000})->Args({1024, 100})
+BENCHMARK(BM_Engine)
+    ->Args({8, 1000})
+    ->Args({64, 1000})
+    ->Args({1024, 100})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();  // the engine runs on its own thread
 
@@ -140,12 +143,13 @@ int Scale(int ranks, int ops) {
   }
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  std::printf("%d ranks x %d ops: %llu ops in %.2f s wall (%.2f M ops/s), peak RSS %.0f MiB, "
-              "predicted iteration %.3f us\n",
-              ranks, ops, static_cast<unsigned long long>(result->simulated_ops), seconds,
-              static_cast<double>(result->simulated_ops) / seconds / 1e6,
-              static_cast<double>(usage.ru_maxrss) / 1024.0,
-              myriad::emulator::ToMicros(result->total_time) / (ops / 10));
+  std::printf(
+      "%d ranks x %d ops: %llu ops in %.2f s wall (%.2f M ops/s), peak RSS %.0f MiB, "
+      "predicted iteration %.3f us\n",
+      ranks, ops, static_cast<unsigned long long>(result->simulated_ops), seconds,
+      static_cast<double>(result->simulated_ops) / seconds / 1e6,
+      static_cast<double>(usage.ru_maxrss) / 1024.0,
+      myriad::emulator::ToMicros(result->total_time) / (ops / 10));
   return 0;
 }
 

@@ -159,6 +159,8 @@ Status Simulation::ArriveP2p(int rank, int slot, const Op& call) {
                                                        comm.ranks[static_cast<size_t>(dst)]}));
   if (!est.ok()) return est.status();
   const SimTime end = now_ + FromMicros(est->time_us);
+  Log().debug("{} (#{}) matched by rank {}: {:.3f} us", Describe(s), seq, inst.recv_rank,
+              est->time_us);
   const int send_rank = inst.send_rank, send_slot = inst.send_slot;
   const int recv_rank = inst.recv_rank, recv_slot = inst.recv_slot;
   p2ps_.erase(key);

@@ -15,10 +15,18 @@ std::string Json(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out += fmt::format("\\u{:04x}", static_cast<int>(c));
@@ -88,10 +96,10 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
   out += fmt::format("per rank (us)          {:>14} {:>14} {:>14}\n", "min", "median", "max");
   out += fmt::format("  compute              {:>14} {:>14} {:>14}\n", Us(compute.min),
                      Us(compute.median), Us(compute.max));
-  out += fmt::format("  exposed comm         {:>14} {:>14} {:>14}\n", Us(comm.min),
-                     Us(comm.median), Us(comm.max));
-  out += fmt::format("  idle                 {:>14} {:>14} {:>14}\n", Us(idle.min),
-                     Us(idle.median), Us(idle.max));
+  out += fmt::format("  exposed comm         {:>14} {:>14} {:>14}\n", Us(comm.min), Us(comm.median),
+                     Us(comm.max));
+  out += fmt::format("  idle                 {:>14} {:>14} {:>14}\n", Us(idle.min), Us(idle.median),
+                     Us(idle.max));
   out += fmt::format(
       "  peak memory          {:>14} {:>14} {:>14}\n\n", Bytes(static_cast<std::uint64_t>(mem.min)),
       Bytes(static_cast<std::uint64_t>(mem.median)), Bytes(static_cast<std::uint64_t>(mem.max)));
@@ -112,8 +120,8 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
   }
   if (!result.collectives.empty()) {
     out += fmt::format("\ncollectives (network model: {})\n", context.fidelity);
-    out += fmt::format("  {:<14} {:<14} {:>12} {:>8} {:>14}  {}\n", "communicator", "op",
-                       "size", "calls", "us per call", "algorithm");
+    out += fmt::format("  {:<14} {:<14} {:>12} {:>8} {:>14}  {}\n", "communicator", "op", "size",
+                       "calls", "us per call", "algorithm");
     for (const CollectiveStats& c : result.collectives)
       out += fmt::format("  {:<14} {:<14} {:>12} {:>8} {:>14}  {}/{}\n", c.comm,
                          netmodel::ToString(c.op), Bytes(c.bytes), c.calls, Us(c.duration),
@@ -147,14 +155,13 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
       spread(SpreadOf(result.ranks, [](const RankResult& r) { return r.exposed_comm; })),
       spread(SpreadOf(result.ranks, [](const RankResult& r) { return r.idle; })));
   const Spread mem = SpreadOf(result.ranks, [](const RankResult& r) { return r.peak_memory; });
-  out += fmt::format(
-      "  \"peak_memory_bytes\": {{\"min\": {}, \"median\": {}, \"max\": {}}},\n", mem.min,
-      mem.median, mem.max);
+  out += fmt::format("  \"peak_memory_bytes\": {{\"min\": {}, \"median\": {}, \"max\": {}}},\n",
+                     mem.min, mem.median, mem.max);
   out += "  \"kernel_timing\": [";
   for (size_t i = 0; i < result.kernel_timing.size(); ++i) {
     const ProviderStats& p = result.kernel_timing[i];
-    out += fmt::format("{}\n    {{\"provider\": {}, \"ops\": {}, \"time_us\": {}}}",
-                       i ? "," : "", Json(p.provider), p.ops, Us(p.total));
+    out += fmt::format("{}\n    {{\"provider\": {}, \"ops\": {}, \"time_us\": {}}}", i ? "," : "",
+                       Json(p.provider), p.ops, Us(p.total));
   }
   out += "\n  ],\n  \"uncovered_kernels\": [";
   for (size_t i = 0; i < result.uncovered_kernels.size(); ++i)
@@ -168,8 +175,8 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
         "{}\n    {{\"comm\": {}, \"op\": {}, \"bytes\": {}, \"calls\": {}, \"time_us\": {}, "
         "\"algorithm\": {}, \"protocol\": {}, \"model\": {}}}",
         i ? "," : "", Json(c.comm), Json(netmodel::ToString(c.op)), c.bytes, c.calls,
-        Us(c.duration), Json(netmodel::ToString(c.algorithm)),
-        Json(netmodel::ToString(c.protocol)), Json(context.fidelity));
+        Us(c.duration), Json(netmodel::ToString(c.algorithm)), Json(netmodel::ToString(c.protocol)),
+        Json(context.fidelity));
   }
   out += result.collectives.empty() ? "],\n" : "\n  ],\n";
   out += "  \"ranks\": [";
@@ -211,12 +218,14 @@ std::string TimelineJson(const RunResult& result, const RunContext& context) {
     first = false;
   };
   for (int rank : result.timeline_ranks) {
-    emit(fmt::format("{{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": {}, \"args\": "
-                     "{{\"name\": \"rank {}\"}}}}",
-                     rank, rank));
-    emit(fmt::format("{{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": {}, \"args\": "
-                     "{{\"sort_index\": {}}}}}",
-                     rank, rank));
+    emit(
+        fmt::format("{{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": {}, \"args\": "
+                    "{{\"name\": \"rank {}\"}}}}",
+                    rank, rank));
+    emit(
+        fmt::format("{{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": {}, \"args\": "
+                    "{{\"sort_index\": {}}}}}",
+                    rank, rank));
   }
   // Thread names for every track that has a slice, in order of first appearance.
   std::vector<std::pair<int, std::int32_t>> named;
@@ -224,28 +233,31 @@ std::string TimelineJson(const RunResult& result, const RunContext& context) {
     const auto key = std::make_pair(s.rank, s.track);
     if (std::find(named.begin(), named.end(), key) != named.end()) continue;
     named.push_back(key);
-    emit(fmt::format("{{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": {}, \"tid\": {}, "
-                     "\"args\": {{\"name\": {}}}}}",
-                     s.rank, tid(s.track), Json(track_name(s.track))));
+    emit(
+        fmt::format("{{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": {}, \"tid\": {}, "
+                    "\"args\": {{\"name\": {}}}}}",
+                    s.rank, tid(s.track), Json(track_name(s.track))));
   }
   // Enclosing slices first at equal start, so viewers nest them.
   std::vector<const TimelineSlice*> slices;
   slices.reserve(result.timeline.size());
   for (const TimelineSlice& s : result.timeline) slices.push_back(&s);
-  std::stable_sort(slices.begin(), slices.end(), [](const TimelineSlice* a, const TimelineSlice* b) {
-    return std::tie(a->rank, a->track, a->start, b->duration) <
-           std::tie(b->rank, b->track, b->start, a->duration);
-  });
+  std::stable_sort(slices.begin(), slices.end(),
+                   [](const TimelineSlice* a, const TimelineSlice* b) {
+                     return std::tie(a->rank, a->track, a->start, b->duration) <
+                            std::tie(b->rank, b->track, b->start, a->duration);
+                   });
   for (const TimelineSlice* s : slices)
-    emit(fmt::format("{{\"ph\": \"X\", \"pid\": {}, \"tid\": {}, \"ts\": {:.6f}, \"dur\": "
-                     "{:.6f}, \"name\": {}, \"cat\": {}, \"args\": {{{}}}}}",
-                     s->rank, tid(s->track), ToMicros(s->start), ToMicros(s->duration),
-                     Json(s->name), Json(s->category),
-                     s->detail.empty() ? "" : "\"detail\": " + Json(s->detail)));
+    emit(fmt::format(
+        "{{\"ph\": \"X\", \"pid\": {}, \"tid\": {}, \"ts\": {:.6f}, \"dur\": "
+        "{:.6f}, \"name\": {}, \"cat\": {}, \"args\": {{{}}}}}",
+        s->rank, tid(s->track), ToMicros(s->start), ToMicros(s->duration), Json(s->name),
+        Json(s->category), s->detail.empty() ? "" : "\"detail\": " + Json(s->detail)));
   for (const TimelineMarker& m : result.markers)
-    emit(fmt::format("{{\"ph\": \"i\", \"s\": \"p\", \"pid\": {}, \"tid\": 0, \"ts\": {:.6f}, "
-                     "\"name\": {}}}",
-                     m.rank, ToMicros(m.time), Json(m.label)));
+    emit(
+        fmt::format("{{\"ph\": \"i\", \"s\": \"p\", \"pid\": {}, \"tid\": 0, \"ts\": {:.6f}, "
+                    "\"name\": {}}}",
+                    m.rank, ToMicros(m.time), Json(m.label)));
   out += "\n]}\n";
   return out;
 }

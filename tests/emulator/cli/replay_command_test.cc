@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "tests/support/run_command.h"
 
 namespace myriad::cli {
 namespace {
@@ -47,8 +48,8 @@ constexpr const char* kOverlap = "tests/emulator/cli/data/overlap.jsonl";
 //       > tests/emulator/cli/golden/overlap-summary.txt
 TEST(ReplayCommandTest, SummaryAndReportMatchGoldens) {
   const std::string report = TempPath("report.json");
-  const auto r = Call(RunReplay, {kOverlap, "--scenario", "scenarios/dgx-h100.toml", "--report",
-                                  report});
+  const auto r =
+      Call(RunReplay, {kOverlap, "--scenario", "scenarios/dgx-h100.toml", "--report", report});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, ReadFile("tests/emulator/cli/golden/overlap-summary.txt"));
   EXPECT_EQ(ReadFile(report), ReadFile("tests/emulator/cli/golden/overlap-report.json"));
@@ -59,8 +60,8 @@ TEST(ReplayCommandTest, ReportAndTimelineAreByteIdenticalAcrossRuns) {
   for (int run = 0; run < 2; ++run) {
     files[run][0] = TempPath("det_report" + std::to_string(run) + ".json");
     files[run][1] = TempPath("det_timeline" + std::to_string(run) + ".json");
-    const auto r = Call(RunReplay, {kOverlap, "--scenario", "scenarios/dgx-h100.toml",
-                                    "--report", files[run][0], "--timeline", files[run][1]});
+    const auto r = Call(RunReplay, {kOverlap, "--scenario", "scenarios/dgx-h100.toml", "--report",
+                                    files[run][0], "--timeline", files[run][1]});
     ASSERT_EQ(r.status, 0) << r.err;
   }
   EXPECT_EQ(ReadFile(files[0][0]), ReadFile(files[1][0]));
@@ -120,6 +121,16 @@ TEST(ReplayCommandTest, KernelProfilesTimeKernelsWithoutDurations) {
                                   "--kernel-profile", "profiles/h100-example.kdb"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("profile profiles/h100-example.kdb"));
+}
+
+TEST(ReplayCommandTest, LogLinesCarryVirtualTime) {
+  const auto [status, log] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " replay " + kOverlap +
+      " --scenario scenarios/dgx-h100.toml --log-level debug 2>&1 >/dev/null");
+  EXPECT_EQ(status, 0);
+  // The AllReduce starts when both ranks' backward passes are done, at 1202 us.
+  EXPECT_THAT(log, HasSubstr("[     1202.000000 us] [debug] allreduce count=33554432 "
+                             "dtype=bfloat16 redop=sum on 'dp' (#0): all 2 ranks arrived"));
 }
 
 TEST(TraceCommandTest, ConvertsToBinaryAndBackWithTheSamePrediction) {

@@ -1,9 +1,10 @@
 // The engine on hand-written op streams. Each expected virtual time is worked out by hand in
 // the comment above its assertion (launch latency L = 1 us unless a test says otherwise).
+#include "myriad/emulator/engine.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "myriad/emulator/engine.h"
 #include "myriad/emulator/report.h"
 #include "tests/netmodel/test_clusters.h"
 #include "tests/support/vector_workload.h"
@@ -11,10 +12,10 @@
 namespace myriad::emulator {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using myriad::testing::VectorWorkload;
 using netmodel::CollectiveOp;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 constexpr SimTime kUs = kPicosPerMicro;
 
@@ -101,7 +102,8 @@ TEST(EngineTest, TwoStreamsOverlapComputeWithACollective) {
 TEST(EngineTest, ExposedCommunicationIsCounted) {
   VectorWorkload w(2);
   w.Comm("world", {0, 1});
-  for (int r = 0; r < 2; ++r) w.Kernel(r, 0, "k", 10).Collective(r, 0, "world", CollectiveOp::kAllReduce, 1 << 20);
+  for (int r = 0; r < 2; ++r)
+    w.Kernel(r, 0, "k", 10).Collective(r, 0, "world", CollectiveOp::kAllReduce, 1 << 20);
   const SimTime d = ModelTime(Dgx(), CollectiveOp::kAllReduce, 4 << 20, 2);
   const RunResult r = RunOk(w);
   // k: [1, 11]; the AllReduce follows on the same stream: [11, 11 + d].
@@ -235,14 +237,15 @@ TEST(EngineTest, DeadlockReportsWhoWaitsForWhat) {
   w.Comm("pp", {0, 1});
   w.P2p(0, OpKind::kRecv, 0, "pp", 1, 16).P2p(0, OpKind::kSend, 0, "pp", 1, 16);
   w.P2p(1, OpKind::kRecv, 0, "pp", 0, 16).P2p(1, OpKind::kSend, 0, "pp", 0, 16);
-  EXPECT_EQ(RunError(w).message(),
-            "deadlock at 1.000 us: every rank waits and no event is pending\n"
-            "  rank 0 (host at 0.000 us) waits in device_sync\n"
-            "    stream 0: recv count=16 dtype=float32 from peer 1 on 'pp' (waiting for its peers)\n"
-            "  rank 1 (host at 0.000 us) waits in device_sync\n"
-            "    stream 0: recv count=16 dtype=float32 from peer 0 on 'pp' (waiting for its peers)\n"
-            "  recv (#0) on 'pp': no matching send from communicator rank 0\n"
-            "  recv (#0) on 'pp': no matching send from communicator rank 1");
+  EXPECT_EQ(
+      RunError(w).message(),
+      "deadlock at 1.000 us: every rank waits and no event is pending\n"
+      "  rank 0 (host at 0.000 us) waits in device_sync\n"
+      "    stream 0: recv count=16 dtype=float32 from peer 1 on 'pp' (waiting for its peers)\n"
+      "  rank 1 (host at 0.000 us) waits in device_sync\n"
+      "    stream 0: recv count=16 dtype=float32 from peer 0 on 'pp' (waiting for its peers)\n"
+      "  recv (#0) on 'pp': no matching send from communicator rank 0\n"
+      "  recv (#0) on 'pp': no matching send from communicator rank 1");
 }
 
 TEST(EngineTest, MissingCollectiveMemberIsADeadlock) {

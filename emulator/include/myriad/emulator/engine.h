@@ -73,7 +73,7 @@ struct CollectiveStats {
   netmodel::Algorithm algorithm = netmodel::Algorithm::kRing;
   netmodel::Protocol protocol = netmodel::Protocol::kSimple;
   std::uint64_t calls = 0;  // communicator-wide calls (not per rank)
-  SimTime duration = 0;  // of one call
+  SimTime duration = 0;     // of one call
 };
 
 struct RunResult {

@@ -11,10 +11,10 @@
 namespace myriad::emulator {
 
 struct RunContext {
-  std::string command;        // "replay"
+  std::string command;  // "replay"
   std::string scenario_name;
   std::string scenario_path;
-  std::string workload;       // Workload::description()
+  std::string workload;  // Workload::description()
   std::string fidelity = "analytical";
   const netmodel::Cluster* cluster = nullptr;
 };
