@@ -12,6 +12,8 @@
 #include <system_error>
 #include <utility>
 
+#include "myriad/emulator/did_you_mean.h"
+
 namespace myriad::emulator {
 namespace {
 
@@ -81,21 +83,6 @@ Status SyntaxError(const toml::parse_error& error, const std::string& path) {
   std::replace(description.begin(), description.end(), '\n', ' ');  // errors are one line
   return Status::InvalidArgument(
       fmt::format("{}: syntax error: {}", PosOf(error.source(), path).ToString(), description));
-}
-
-std::size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
 }
 
 }  // namespace
@@ -218,27 +205,7 @@ Status ErrorAt(const SourcePos& pos, std::string_view key_path, std::string_view
 }
 
 std::string_view Suggest(std::string_view key, const std::vector<std::string_view>& allowed) {
-  std::string_view best;
-  std::size_t best_distance = 3;
-  for (std::string_view candidate : allowed) {
-    const std::size_t distance = EditDistance(key, candidate);
-    if (distance < best_distance) {
-      best = candidate;
-      best_distance = distance;
-    }
-  }
-  if (!best.empty() || key.size() < 3) return best;
-  // A truncated key ("gpus_per") first; else the longest allowed key that the unknown one
-  // extends ("nodes_count" -> "nodes").
-  for (std::string_view candidate : allowed) {
-    if (candidate.starts_with(key)) return candidate;
-  }
-  for (std::string_view candidate : allowed) {
-    if (key.starts_with(candidate) && candidate.size() >= 3 && candidate.size() > best.size()) {
-      best = candidate;
-    }
-  }
-  return best;
+  return ClosestMatch(key, allowed);
 }
 
 Result<TableReader> TableReader::Open(const TomlNode& table, std::string path,

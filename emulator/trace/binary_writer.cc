@@ -11,11 +11,6 @@
 #include "trace/binary_format.h"
 #include "trace/trace_internal.h"
 
-#define TRACE_RETURN_IF_ERROR(expr)                             \
-  do {                                                          \
-    if (Status status_ = (expr); !status_.ok()) return status_; \
-  } while (0)
-
 namespace myriad::emulator {
 namespace {
 

@@ -15,15 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "myriad/emulator/did_you_mean.h"
 #include "myriad/emulator/trace.h"
 #include "trace/trace_internal.h"
 
 // Every check passes its error straight up; this keeps the many checks readable.
-#define TRACE_RETURN_IF_ERROR(expr)                             \
-  do {                                                          \
-    if (Status status_ = (expr); !status_.ok()) return status_; \
-  } while (0)
-
 namespace myriad::emulator::trace_internal {
 namespace {
 
@@ -78,31 +74,8 @@ constexpr double kMaxMicros = 9e12;
 // Integral floats ("bytes": 1e9) are accepted up to where doubles still count exactly.
 constexpr double kMaxExactDouble = 9007199254740992.0;  // 2^53
 
-int EditDistance(std::string_view a, std::string_view b) {
-  std::vector<int> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = static_cast<int>(j);
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    int diagonal = row[0];
-    row[0] = static_cast<int>(i);
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const int up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string UnknownField(std::string_view key, const std::vector<std::string_view>& known) {
-  std::string_view best;
-  int best_distance = 3;  // suggest only close spellings
-  for (std::string_view candidate : known) {
-    const int d = EditDistance(key, candidate);
-    if (d < best_distance) {
-      best_distance = d;
-      best = candidate;
-    }
-  }
+  const std::string_view best = ClosestMatch(key, known);
   if (best.empty()) return fmt::format("unknown field '{}'", key);
   return fmt::format("unknown field '{}' (did you mean '{}'?)", key, best);
 }

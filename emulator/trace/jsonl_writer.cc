@@ -10,11 +10,6 @@
 #include "myriad/emulator/trace.h"
 #include "trace/trace_internal.h"
 
-#define TRACE_RETURN_IF_ERROR(expr)                             \
-  do {                                                          \
-    if (Status status_ = (expr); !status_.ok()) return status_; \
-  } while (0)
-
 namespace myriad::emulator {
 namespace {
 

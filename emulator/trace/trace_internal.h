@@ -13,6 +13,12 @@
 #include "myriad/netmodel/collective.h"
 #include "myriad/status.h"
 
+// Returns the Status of `expr` from the enclosing function when it is an error.
+#define TRACE_RETURN_IF_ERROR(expr)                             \
+  do {                                                          \
+    if (Status status_ = (expr); !status_.ok()) return status_; \
+  } while (0)
+
 namespace myriad::emulator::trace_internal {
 
 constexpr std::uint32_t Bit(OpKind kind) { return 1u << static_cast<unsigned>(kind); }
