@@ -51,6 +51,21 @@ std::string Simulation::Describe(const Op& call) const {
   return text + fmt::format(" on '{}'", comm);
 }
 
+Status Simulation::MemberOf(int rank, const Op& call, const Communicator** comm,
+                            int* comm_rank) const {
+  auto cit = comms_.find(call.comm);
+  if (cit == comms_.end())
+    return Status::InvalidArgument(
+        fmt::format("rank {}: unknown communicator '{}'", rank, names_.Name(call.comm)));
+  auto member = cit->second.comm_rank.find(rank);
+  if (member == cit->second.comm_rank.end())
+    return Status::InvalidArgument(fmt::format("rank {} calls {} but is not a member of '{}'", rank,
+                                               Describe(call), names_.Name(call.comm)));
+  *comm = &cit->second;
+  if (comm_rank) *comm_rank = member->second;
+  return Status::Ok();
+}
+
 Status Simulation::Arrive(int rank, int slot, const Op& call) {
   return call.kind == OpKind::kCollective ? ArriveCollective(rank, slot, call)
                                           : ArriveP2p(rank, slot, call);
@@ -58,14 +73,9 @@ Status Simulation::Arrive(int rank, int slot, const Op& call) {
 
 Status Simulation::ArriveCollective(int rank, int slot, const Op& call) {
   Rank& r = *ranks_[static_cast<size_t>(rank)];
-  auto cit = comms_.find(call.comm);
-  if (cit == comms_.end())
-    return Status::InvalidArgument(
-        fmt::format("rank {}: unknown communicator '{}'", rank, names_.Name(call.comm)));
-  const Communicator& comm = cit->second;
-  if (!comm.comm_rank.count(rank))
-    return Status::InvalidArgument(fmt::format("rank {} calls {} but is not a member of '{}'", rank,
-                                               Describe(call), names_.Name(call.comm)));
+  const Communicator* found = nullptr;
+  if (Status st = MemberOf(rank, call, &found, nullptr); !st.ok()) return st;
+  const Communicator& comm = *found;
   const int n = static_cast<int>(comm.ranks.size());
   if (IsRooted(call.coll) && (call.root < 0 || call.root >= n))
     return Status::InvalidArgument(fmt::format("rank {}: {}: root {} is not a rank of '{}' (0..{})",
@@ -113,16 +123,10 @@ Status Simulation::ArriveCollective(int rank, int slot, const Op& call) {
 
 Status Simulation::ArriveP2p(int rank, int slot, const Op& call) {
   Rank& r = *ranks_[static_cast<size_t>(rank)];
-  auto cit = comms_.find(call.comm);
-  if (cit == comms_.end())
-    return Status::InvalidArgument(
-        fmt::format("rank {}: unknown communicator '{}'", rank, names_.Name(call.comm)));
-  const Communicator& comm = cit->second;
-  auto me_it = comm.comm_rank.find(rank);
-  if (me_it == comm.comm_rank.end())
-    return Status::InvalidArgument(fmt::format("rank {} calls {} but is not a member of '{}'", rank,
-                                               Describe(call), names_.Name(call.comm)));
-  const int me = me_it->second;
+  const Communicator* found = nullptr;
+  int me = 0;
+  if (Status st = MemberOf(rank, call, &found, &me); !st.ok()) return st;
+  const Communicator& comm = *found;
   const int n = static_cast<int>(comm.ranks.size());
   if (call.peer < 0 || call.peer >= n || call.peer == me)
     return Status::InvalidArgument(fmt::format("rank {}: {}: peer {} is not another rank of '{}'",

@@ -154,6 +154,8 @@ class Simulation {
 
   // Communication: comm.cc
   Status Arrive(int rank, int slot, const Op& call);
+  // The communicator of `call` and the rank's place in it, or why the rank cannot call it.
+  Status MemberOf(int rank, const Op& call, const Communicator** comm, int* comm_rank) const;
   Status ArriveCollective(int rank, int slot, const Op& call);
   Status ArriveP2p(int rank, int slot, const Op& call);
   void Resolve(int rank, int slot, SimTime end, std::string detail);
