@@ -179,6 +179,12 @@ void Simulation::Complete(int rank, int slot) {
         AddSlice(r, s.id, "wait for peers", "wait", d.start, d.comm_start);
     }
   }
+  if (d.op.kind == OpKind::kEventRecord) {
+    // Remember when the event's latest record completed (cudaEventElapsedTime).
+    auto it = r.events.find(d.op.event);
+    if (it != r.events.end() && it->second.slot == slot && it->second.index == d.index)
+      r.record_times[d.op.event] = now_;
+  }
   s.queue.pop_front();
   ++s.completed;
   s.head_started = false;

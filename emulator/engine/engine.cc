@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <boost/fiber/all.hpp>
+#include <limits>
 #include <thread>
 
 #include "engine/log.h"
@@ -105,8 +106,16 @@ Status Simulation::Run() {
                           [this, i] { RankMain(static_cast<int>(i)); });
     for (;;) {
       if (failed_) break;
+      DrainInbox();
       const SimTime next_event = events_.empty() ? kNever : events_.top().time;
-      const SimTime next_rank = scheduler_->MinReadyRankTime();
+      const std::pair<SimTime, int> ready = scheduler_->MinReadyRank();
+      // A rank whose process is still computing holds the clock back as if it were ready, and
+      // ranks go in (time, rank) order whatever order their processes' ops arrive in.
+      const std::pair<SimTime, int> awaiting =
+          awaiting_.empty() ? std::make_pair(kNever, std::numeric_limits<int>::max())
+                            : *awaiting_.begin();
+      const bool ready_first = ready.first != kNever && ready < awaiting;
+      const SimTime next_rank = std::min(ready.first, awaiting.first);
       if (next_event != kNever && next_event <= next_rank) {
         const Event e = events_.Pop();
         now_ = e.time;
@@ -129,9 +138,22 @@ Status Simulation::Run() {
         }
         continue;
       }
-      if (next_rank == kNever) break;
-      main_key.time = next_event;
-      boost::this_fiber::yield();
+      if (ready_first) {
+        // Let ranks run up to the next event (which wins ties) or the awaiting rank's key.
+        if (next_event <= awaiting.first) {
+          main_key.time = next_event;
+          main_key.rank = -1;
+        } else {
+          main_key.time = awaiting.first;
+          main_key.rank = awaiting.second;
+        }
+        boost::this_fiber::yield();
+        continue;
+      }
+      if (awaiting_.empty()) break;
+      // Only processes can move things on: wait for one to send ops.
+      std::unique_lock<std::mutex> lock(inbox_mu_);
+      inbox_cv_.wait(lock, [this] { return !inbox_.empty(); });
     }
     if (!failed_) {
       Log().info("all ranks done; {} events processed", events_.processed());
@@ -152,6 +174,30 @@ Status Simulation::Run() {
   });
   engine_thread.join();
   return failed_ ? error_ : Status::Ok();
+}
+
+void Simulation::Notify(int rank) {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    inbox_.push_back(rank);
+  }
+  inbox_cv_.notify_one();
+}
+
+void Simulation::DrainInbox() {
+  std::vector<int> ranks;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    if (inbox_.empty()) return;
+    ranks.swap(inbox_);
+  }
+  for (int rank : ranks) {
+    Rank& r = *ranks_[static_cast<size_t>(rank)];
+    if (!r.awaiting_process) continue;  // it found the ops before it had to wait
+    r.awaiting_process = false;
+    awaiting_.erase({r.host, r.id});
+    if (--r.pending_waits == 0) WakeHost(r);
+  }
 }
 
 RunResult Simulation::Collect() {

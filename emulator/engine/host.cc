@@ -205,15 +205,97 @@ Status Simulation::Execute(Rank& r, const Op& op) {
       return Status::Ok();
     }
     case OpKind::kEventQuery: {
-      // The answer at this host time needs every event up to it: let the loop catch up.
       r.host += options_.api_call_cost;
-      ++r.pending_waits;
-      events_.Push(r.host, EventType::kWake, r.id, 0);
-      Block(r, fmt::format("event_query on event {}", op.event));
+      auto it = r.events.find(op.event);
+      if (it == r.events.end()) {
+        r.reply.value = 1;  // never recorded: complete
+        return Status::Ok();
+      }
+      Query(r, it->second.slot, it->second.index, fmt::format("event_query on event {}", op.event));
       return Status::Ok();
     }
+    case OpKind::kStreamQuery: {
+      r.host += options_.api_call_cost;
+      int slot = 0;
+      if (Status st = SlotOf(r, op.stream, &slot); !st.ok()) return st;
+      Query(r, slot, r.streams[static_cast<size_t>(slot)].enqueued,
+            fmt::format("stream_query on stream {}", op.stream));
+      return Status::Ok();
+    }
+    case OpKind::kEventElapsed: {
+      r.host += options_.api_call_cost;
+      auto start = r.events.find(op.event);
+      auto end = r.events.find(op.event2);
+      if (start == r.events.end() || end == r.events.end()) {
+        r.reply.status = kErrorInvalidResourceHandle;
+        return Status::Ok();
+      }
+      const Dep a = start->second, b = end->second;
+      WaitStream(r, a.slot, a.index, fmt::format("event_elapsed on event {}", op.event));
+      WaitStream(r, b.slot, b.index, fmt::format("event_elapsed on event {}", op.event2));
+      r.reply.value = r.record_times[op.event2] - r.record_times[op.event];
+      return Status::Ok();
+    }
+    case OpKind::kCommInit:
+      r.host += options_.api_call_cost;
+      return JoinCommunicator(r, op);
   }
   return Status::Ok();
+}
+
+void Simulation::Query(Rank& r, int slot, std::uint64_t index, const std::string& what) {
+  // The answer at this host time needs every event up to it: let the loop catch up.
+  ++r.pending_waits;
+  events_.Push(r.host, EventType::kWake, r.id, 0);
+  Block(r, what);
+  Stream& s = r.streams[static_cast<size_t>(slot)];
+  r.reply.value = s.completed >= index ? 1 : 0;
+  // Not ready: the host's clock moves to the stream's next completion, so a polling loop
+  // takes a few polls, not millions.
+  if (s.completed < index) WaitStream(r, slot, s.completed + 1, what);
+}
+
+Status Simulation::JoinCommunicator(Rank& r, const Op& op) {
+  const std::string& name = names_.Name(op.comm);
+  if (comms_.count(op.comm))
+    return Status::InvalidArgument(
+        fmt::format("rank {}: communicator '{}' already exists", r.id, name));
+  const int size = static_cast<int>(op.count);
+  PendingComm& pending = pending_comms_[op.comm];
+  if (pending.members.empty()) pending.members.assign(static_cast<size_t>(size), -1);
+  if (size < 1 || static_cast<int>(pending.members.size()) != size)
+    return Status::InvalidArgument(
+        fmt::format("rank {}: joins communicator '{}' of {} ranks, but others joined it with {}",
+                    r.id, name, size, pending.members.size()));
+  if (op.peer < 0 || op.peer >= size || pending.members[static_cast<size_t>(op.peer)] >= 0)
+    return Status::InvalidArgument(
+        fmt::format("rank {}: joins communicator '{}' as rank {}, which is {}", r.id, name, op.peer,
+                    op.peer < 0 || op.peer >= size ? "out of range" : "taken"));
+  pending.members[static_cast<size_t>(op.peer)] = r.id;
+  pending.latest = std::max(pending.latest, r.host);
+  if (++pending.joined == size) {
+    // Like ncclCommInitRank, a barrier: every member leaves when the last one has joined.
+    Communicator comm;
+    comm.name = op.comm;
+    comm.ranks = pending.members;
+    for (int i = 0; i < size; ++i) comm.comm_rank[comm.ranks[static_cast<size_t>(i)]] = i;
+    comm.layout = model_.LayoutOf(comm.ranks);
+    for (int member : comm.ranks) events_.Push(pending.latest, EventType::kWake, member, 0);
+    comms_.emplace(op.comm, std::move(comm));
+    pending_comms_.erase(op.comm);
+  }
+  ++r.pending_waits;
+  Block(r, fmt::format("comm_init of '{}'", name));
+  return Status::Ok();
+}
+
+void Simulation::WaitForProcess(Rank& r) {
+  // The process is computing on the host: virtual time may not pass this rank's clock until
+  // its next op arrives (engine.cc drains the inbox the I/O thread fills).
+  r.awaiting_process = true;
+  awaiting_.emplace(r.host, r.id);
+  ++r.pending_waits;
+  Block(r, "its process");
 }
 
 void Simulation::RankMain(int rank) {
@@ -221,8 +303,11 @@ void Simulation::RankMain(int rank) {
   r.key = &boost::this_fiber::properties<FiberKey>();
   r.key->rank = rank;
   r.key->time = r.host;
+  r.source->SetWakeup([this, rank] { Notify(rank); });
   Op op;
   while (!failed_) {
+    while (!failed_ && r.source->Pending()) WaitForProcess(r);
+    if (failed_) break;
     Result<bool> next = r.source->Next(op);
     if (!next.ok()) {
       Fail(next.status());
@@ -230,9 +315,14 @@ void Simulation::RankMain(int rank) {
     }
     if (!*next) break;
     ++r.ops;
+    r.reply = OpReply();
     if (Status st = Execute(r, op); !st.ok()) {
       Fail(st);
       break;
+    }
+    if (op.wants_reply) {
+      r.reply.host_time = r.host;
+      r.source->Reply(op, r.reply);
     }
   }
   if (!failed_ && r.group_depth > 0)

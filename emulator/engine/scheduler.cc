@@ -17,13 +17,11 @@ boost::fibers::context* VirtualTimeScheduler::pick_next() noexcept {
   return next.ctx;
 }
 
-SimTime VirtualTimeScheduler::MinReadyRankTime() const {
+std::pair<SimTime, int> VirtualTimeScheduler::MinReadyRank() const {
   // The main fiber is not in the queue while it asks (it is running), so the top is a rank
-  // or the dispatcher.
-  if (ready_.empty()) return kNever;
-  const Entry& top = ready_.top();
-  if (top.rank == std::numeric_limits<int>::max() && top.time == kNever) return kNever;
-  return top.time;
+  // or the dispatcher (kNever, max int).
+  if (ready_.empty()) return {kNever, std::numeric_limits<int>::max()};
+  return {ready_.top().time, ready_.top().rank};
 }
 
 }  // namespace myriad::emulator::engine

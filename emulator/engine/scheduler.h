@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <queue>
+#include <utility>
 #include <vector>
 
 #include "myriad/emulator/op.h"
@@ -34,8 +35,9 @@ class VirtualTimeScheduler : public boost::fibers::algo::algorithm_with_properti
   void suspend_until(std::chrono::steady_clock::time_point const&) noexcept override {}
   void notify() noexcept override {}
 
-  // Smallest time among ready rank fibers (the main fiber excluded), or kNever.
-  SimTime MinReadyRankTime() const;
+  // Smallest (time, rank) among ready rank fibers (the main fiber excluded), or
+  // (kNever, max int) when none is ready.
+  std::pair<SimTime, int> MinReadyRank() const;
 
  private:
   struct Entry {

@@ -5,10 +5,13 @@
 
 #include <boost/fiber/condition_variable.hpp>
 #include <boost/fiber/mutex.hpp>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -21,6 +24,9 @@
 #include "myriad/netmodel/collective.h"
 
 namespace myriad::emulator::engine {
+
+// cudaErrorInvalidResourceHandle: an event that was never recorded.
+inline constexpr int kErrorInvalidResourceHandle = 400;
 
 // "Op `index` of stream `slot` has completed" (indices start at 1).
 struct Dep {
@@ -98,7 +104,11 @@ struct Rank {
   std::unordered_map<std::uint64_t, std::uint64_t> send_seq;
   std::unordered_map<std::uint64_t, std::uint64_t> recv_seq;
   std::vector<SimTime> iteration_markers;
-  bool traced = false;  // its slices go to the timeline
+  // Live sources
+  bool awaiting_process = false;                           // waits for its process's next op
+  OpReply reply;                                           // what the current op answers
+  std::unordered_map<std::int32_t, SimTime> record_times;  // event -> its latest record's time
+  bool traced = false;                                     // its slices go to the timeline
 };
 
 struct Communicator {
@@ -114,6 +124,13 @@ struct CollInstance {
   int first_rank = -1;
   int arrived = 0;
   std::vector<std::pair<int, int>> members;  // (rank, slot) of each arrival
+};
+
+// A communicator being created at run time (ncclCommInitRank) as its members join.
+struct PendingComm {
+  std::vector<int> members;  // communicator rank -> global rank (-1: not joined yet)
+  int joined = 0;
+  SimTime latest = 0;  // the latest member's host time
 };
 
 struct P2pInstance {
@@ -137,6 +154,12 @@ class Simulation {
   Status Execute(Rank& r, const Op& op);
   Status Enqueue(Rank& r, const Op& op, std::vector<Op> group = {});
   void SyncDevice(Rank& r);
+  void Query(Rank& r, int slot, std::uint64_t index, const std::string& what);
+  Status JoinCommunicator(Rank& r, const Op& op);
+  void WaitForProcess(Rank& r);
+  // Called from any thread by a live source when its process sent ops.
+  void Notify(int rank);
+  void DrainInbox();
   void Block(Rank& r, std::string what);
   void WaitStream(Rank& r, int slot, std::uint64_t index, const std::string& what);
   Status SlotOf(Rank& r, std::int32_t stream, int* slot);
@@ -178,6 +201,13 @@ class Simulation {
   VirtualTimeScheduler* scheduler_ = nullptr;
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::unordered_map<NameId, Communicator> comms_;
+  std::unordered_map<NameId, PendingComm> pending_comms_;
+  // Live ranks waiting for their process, by (host time, rank); and the ranks whose process
+  // sent something since the loop last looked (filled by I/O threads).
+  std::set<std::pair<SimTime, int>> awaiting_;
+  std::mutex inbox_mu_;
+  std::condition_variable inbox_cv_;
+  std::vector<int> inbox_;
   std::unordered_map<std::uint64_t, CollInstance> colls_;
   std::map<std::tuple<NameId, int, int, std::uint64_t>, P2pInstance> p2ps_;
   struct EstimateKey {

@@ -637,6 +637,9 @@ class JsonlParser {
       case OpKind::kDeviceSync:
       case OpKind::kGroupStart:
       case OpKind::kGroupEnd:
+      case OpKind::kCommInit:  // live-only kinds never reach traces
+      case OpKind::kEventElapsed:
+      case OpKind::kStreamQuery:
         break;  // their fields, if any, were read above
     }
     workload_->AddOp(rank, op);

@@ -156,6 +156,9 @@ class LineWriter {
       case OpKind::kDeviceSync:
       case OpKind::kGroupStart:
       case OpKind::kGroupEnd:
+      case OpKind::kCommInit:  // live-only kinds never reach traces
+      case OpKind::kEventElapsed:
+      case OpKind::kStreamQuery:
         break;
     }
     if (HasEvent(op.kind)) {

@@ -5,6 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <mutex>
+#include <thread>
+
 #include "myriad/emulator/report.h"
 #include "tests/netmodel/test_clusters.h"
 #include "tests/support/vector_workload.h"
@@ -173,15 +177,17 @@ TEST(EngineTest, EventQueryLetsHostTimeMoveOn) {
   w.StreamCreate(0, 1, true);
   w.Kernel(0, 1, "a", 100).Simple(0, OpKind::kEventRecord, 1, 1);
   w.Simple(0, OpKind::kEventQuery, 0, 1).Host(0, 10);
-  // The query does not wait for the kernel: the host goes on to 10 while a runs to 101.
+  // The query at 0 finds the kernel running and does not wait for the event: the host's clock
+  // moves to the stream's next completion (a, at 101), as a polling loop would, then works
+  // 10 us. With a second kernel queued, the event would still be pending then.
   EngineOptions o = TestOptions();
   o.timeline_max_ranks = 1;
   const RunResult r = RunOk(w, o);
-  EXPECT_EQ(r.total_time, 101 * kUs);
+  EXPECT_EQ(r.total_time, 111 * kUs);
   bool host_slice = false;
   for (const TimelineSlice& s : r.timeline)
     if (s.track == kHostTrack && s.category == "host") {
-      EXPECT_EQ(s.start, 0);
+      EXPECT_EQ(s.start, 101 * kUs);
       EXPECT_EQ(s.duration, 10 * kUs);
       host_slice = true;
     }
@@ -346,6 +352,168 @@ TEST(EngineTest, SameInputsGiveByteIdenticalReports) {
   const std::string first = run();
   EXPECT_EQ(first, run());
   EXPECT_THAT(first, HasSubstr("\"iteration_time_us\": "));
+}
+
+}  // namespace
+}  // namespace myriad::emulator
+
+// Calls only live processes make, and the live-source protocol (Pending, wakeup, Reply).
+namespace myriad::emulator {
+namespace {
+
+Op Live(OpKind kind, int stream = 0, int event = 0, int event2 = 0) {
+  Op op;
+  op.kind = kind;
+  op.stream = stream;
+  op.event = event;
+  op.event2 = event2;
+  op.wants_reply = true;
+  return op;
+}
+
+// A live source fed from another thread: ops arrive after a real delay, replies are kept.
+class ThreadFedSource : public OpSource {
+ public:
+  ThreadFedSource(std::vector<Op> ops, std::vector<std::pair<OpKind, OpReply>>* replies)
+      : replies_(replies), ops_(std::move(ops)) {}
+  ~ThreadFedSource() override {
+    if (feeder_.joinable()) feeder_.join();
+  }
+  bool Pending() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return next_ >= available_ && available_ < ops_.size();
+  }
+  void SetWakeup(std::function<void()> wakeup) override {
+    wakeup_ = std::move(wakeup);
+    // The "process" makes one op available every millisecond of real time.
+    feeder_ = std::thread([this] {
+      for (size_t i = 0; i < ops_.size(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          ++available_;
+        }
+        wakeup_();
+      }
+    });
+  }
+  Result<bool> Next(Op& op) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (next_ >= ops_.size()) return false;
+    op = ops_[next_++];
+    return true;
+  }
+  void Reply(const Op& op, const OpReply& reply) override { replies_->push_back({op.kind, reply}); }
+
+ private:
+  std::vector<std::pair<OpKind, OpReply>>* replies_;
+  std::vector<Op> ops_;
+  std::mutex mu_;
+  size_t available_ = 0, next_ = 0;
+  std::function<void()> wakeup_;
+  std::thread feeder_;
+};
+
+class LiveWorkload : public Workload {
+ public:
+  explicit LiveWorkload(std::vector<std::vector<Op>> programs)
+      : replies(programs.size()), programs_(std::move(programs)) {}
+  int world_size() const override { return static_cast<int>(programs_.size()); }
+  const std::vector<CommunicatorSpec>& communicators() const override { return comms_; }
+  NameTable& names() override { return names_; }
+  std::string description() const override { return "live test"; }
+  Result<std::unique_ptr<OpSource>> OpenRank(int rank) override {
+    return std::unique_ptr<OpSource>(std::make_unique<ThreadFedSource>(
+        programs_[static_cast<size_t>(rank)], &replies[static_cast<size_t>(rank)]));
+  }
+  NameTable names_;
+  // Per rank, what the engine answered (kept here: the sources die with the run).
+  std::vector<std::vector<std::pair<OpKind, OpReply>>> replies;
+
+ private:
+  std::vector<std::vector<Op>> programs_;
+  std::vector<CommunicatorSpec> comms_;
+};
+
+TEST(LiveEngineTest, QueriesElapsedTimeAndCommunicatorsCreatedAtRunTime) {
+  // Each rank joins a communicator made at run time (communicator ranks reversed), times a
+  // 100 us kernel between two events, all-reduces, polls its stream twice, asks for the
+  // elapsed time, and synchronises. Ops arrive from another thread, one per millisecond.
+  NameTable names;
+  const NameId comm = names.Intern("nccl-1");
+  const NameId k = names.Intern("k");
+  std::vector<std::vector<Op>> programs(2);
+  for (int r = 0; r < 2; ++r) {
+    Op init = Live(OpKind::kCommInit);
+    init.comm = comm;
+    init.peer = 1 - r;
+    init.count = 2;
+    Op kernel;
+    kernel.kind = OpKind::kKernel;
+    kernel.name = k;
+    kernel.duration = 100 * kUs;
+    Op start;
+    start.kind = OpKind::kEventRecord;
+    start.event = 1;
+    Op end = start;
+    end.event = 2;
+    Op ar;
+    ar.kind = OpKind::kCollective;
+    ar.comm = comm;
+    ar.count = 1024;
+    programs[static_cast<size_t>(r)] = {init,
+                                        start,
+                                        kernel,
+                                        end,
+                                        ar,
+                                        Live(OpKind::kStreamQuery),
+                                        Live(OpKind::kStreamQuery),
+                                        Live(OpKind::kStreamQuery),
+                                        Live(OpKind::kEventElapsed, 0, 1, 2),
+                                        Live(OpKind::kDeviceSync)};
+  }
+  LiveWorkload w(programs);
+  w.names_ = names;
+  auto result = RunEngine(w, Dgx(), TestOptions());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  const SimTime d = ModelTime(Dgx(), CollectiveOp::kAllReduce, 4096, 2);
+  for (const auto& replies : w.replies) {
+    ASSERT_EQ(replies.size(), 6u);
+    // comm init: a barrier at host time 0.
+    EXPECT_EQ(replies[0].second.host_time, 0);
+    // start record [1], kernel [1, 101], end record [101], AllReduce [101, 101 + d].
+    // Poll 1 at 0: not done; the host moves to the next completion (the start record, 1).
+    EXPECT_EQ(replies[1].second.value, 0);
+    EXPECT_EQ(replies[1].second.host_time, 1 * kUs);
+    // Poll 2 at 1: not done; next completion: the kernel at 101.
+    EXPECT_EQ(replies[2].second.value, 0);
+    EXPECT_EQ(replies[2].second.host_time, 101 * kUs);
+    // Poll 3 at 101: the end record has completed, the AllReduce has not: to 101 + d.
+    EXPECT_EQ(replies[3].second.value, 0);
+    EXPECT_EQ(replies[3].second.host_time, 101 * kUs + d);
+    // Elapsed: 100 us between the records.
+    EXPECT_EQ(replies[4].second.value, 100 * kUs);
+    EXPECT_EQ(replies[5].second.host_time, 101 * kUs + d);
+  }
+  EXPECT_EQ(result->total_time, 101 * kUs + d);
+}
+
+TEST(LiveEngineTest, CommunicatorJoinsMustAgree) {
+  NameTable names;
+  const NameId comm = names.Intern("c");
+  std::vector<std::vector<Op>> programs(2);
+  for (int r = 0; r < 2; ++r) {
+    Op init = Live(OpKind::kCommInit);
+    init.comm = comm;
+    init.peer = 0;  // both claim communicator rank 0
+    init.count = 2;
+    programs[static_cast<size_t>(r)] = {init};
+  }
+  LiveWorkload w(programs);
+  w.names_ = names;
+  auto result = RunEngine(w, Dgx(), TestOptions());
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(), "rank 1: joins communicator 'c' as rank 0, which is taken");
 }
 
 }  // namespace

@@ -45,7 +45,12 @@ enum class OpKind : std::uint8_t {
   kGroupEnd,
   kHost,
   kMarker,
+  // Calls only live processes make (not in traces): they answer the process.
+  kCommInit,      // join communicator `comm` as communicator rank `peer` of `count` (blocking)
+  kEventElapsed,  // time between the completions of `event` and `event2`
+  kStreamQuery,   // is `stream`'s work done at the host's time?
 };
+// Kinds a trace can hold: kKernel .. kMarker.
 inline constexpr int kNumOpKinds = 19;
 std::string_view ToString(OpKind kind);  // trace names: "kernel", "stream_wait_event", ...
 Result<OpKind> ParseOpKind(std::string_view name);
@@ -124,6 +129,17 @@ struct Op {
   std::int32_t peer = -1;  // send/recv: communicator rank of the other side
   // marker: label (iteration boundaries use the label "iteration")
   NameId label = 0;
+  // Live processes: the second event of kEventElapsed, and whether the process waits for the
+  // engine's answer (OpSource::Reply) after this op.
+  std::int32_t event2 = 0;
+  bool wants_reply = false;
+};
+
+// What the engine tells a live process after an op it waits on.
+struct OpReply {
+  SimTime host_time = 0;   // the rank's virtual host time after the op
+  int status = 0;          // 0, or a CUDA-style error code
+  std::int64_t value = 0;  // kEventElapsed: picoseconds; queries: 1 ready, 0 not ready
 };
 
 // Interned strings shared by all ranks of one run.

@@ -3,6 +3,7 @@
 // implementation; live processes, mirrors and synthetic workloads are others.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +25,17 @@ class OpSource {
   // Fills `op` with the rank's next op. Returns false at the end of its stream, or an error
   // (malformed input) naming where it was found.
   virtual Result<bool> Next(Op& op) = 0;
+
+  // Live sources (a running process): true while the next op has not arrived. The engine then
+  // holds virtual time at the rank's clock and waits; the source calls the wakeup the engine
+  // gave it when ops arrive. Recorded sources are never pending.
+  virtual bool Pending() { return false; }
+  virtual void SetWakeup(std::function<void()> wakeup) { (void)wakeup; }
+  // Called after an op with `wants_reply`, with what the process must be told.
+  virtual void Reply(const Op& op, const OpReply& reply) {
+    (void)op;
+    (void)reply;
+  }
 };
 
 class Workload {

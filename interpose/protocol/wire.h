@@ -1,0 +1,111 @@
+// The wire protocol between the shims (inside the training process) and the `myriad` process.
+// Header-only, plain C++ with fixed-size little-endian records, so the shims need nothing but
+// libc and libstdc++ to speak it.
+//
+// A connection carries frames: FrameHeader followed by `length` bytes of payload.
+//   client -> server: kHello once, then kNames and kOps frames; a kOps frame whose last op has
+//                     kWantsReply set is answered by one kReply frame before the client goes on.
+//   server -> client: kReply, or kFatal (one line of text) when the run has failed.
+// Every frame is at most kMaxFrameBytes; the server drops a connection that sends more.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+namespace myriad::wire {
+
+inline constexpr std::uint32_t kMagic = 0x4452594d;  // "MYRD"
+inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kMaxFrameBytes = 1u << 20;
+
+enum class FrameType : std::uint32_t {
+  kHello = 1,
+  kNames = 2,   // interned strings: repeated {u32 id, u32 length, bytes}
+  kOps = 3,     // {i32 device, u32 count} then count WireOps
+  kReply = 4,   // Reply
+  kFatal = 5,   // text
+};
+
+struct FrameHeader {
+  FrameType type;
+  std::uint32_t length;
+};
+
+struct Hello {
+  std::uint32_t magic = kMagic;
+  std::uint32_t version = kVersion;
+  std::int32_t process = 0;  // index given by the launcher (MYRIAD_PROCESS)
+  std::int32_t pid = 0;
+  std::int32_t devices = 0;  // virtual devices this process drives
+};
+
+// Op kinds on the wire: emulator::OpKind values, plus calls only live processes make.
+enum class WireKind : std::uint8_t {
+  // 0 .. 18: emulator::OpKind, same numbering (checked by a static_assert in the server).
+  kCommInit = 100,      // join communicator `comm` as `peer` of `count` ranks (blocking)
+  kEventElapsed = 101,  // reply value: completion(event2) - completion(event), picoseconds
+  kStreamQuery = 102,   // reply value: 1 if the stream's work is done at the host's time
+  kCommDestroy = 103,
+};
+
+enum WireFlags : std::uint8_t {
+  kAsync = 1,          // memcpy/memset: the asynchronous variant
+  kWantsReply = 2,     // the client blocks until the server answers this op
+  kNonBlocking = 4,    // stream create: cudaStreamNonBlocking
+};
+
+// One op, as emulator::Op, with names as ids from this connection's kNames frames.
+struct WireOp {
+  std::uint8_t kind = 0;
+  std::uint8_t flags = 0;
+  std::uint8_t copy_kind = 0;
+  std::uint8_t coll = 0;
+  std::uint8_t dtype = 0;
+  std::uint8_t redop = 0;
+  std::uint8_t gemm_dtype = 0;
+  std::uint8_t reserved = 0;
+  std::int32_t stream = 0;
+  std::uint32_t name = 0;  // kernel name or marker label
+  std::uint32_t comm = 0;  // communicator name
+  std::uint32_t grid[3] = {1, 1, 1};
+  std::uint32_t block[3] = {1, 1, 1};
+  std::uint32_t shared_mem = 0;
+  std::int32_t event = 0;
+  std::int32_t event2 = 0;
+  std::int32_t priority = 0;
+  std::int32_t root = -1;
+  std::int32_t peer = -1;  // send/recv peer; comm init: this rank's communicator rank
+  std::int64_t duration_ps = -1;
+  std::uint64_t bytes = 0;
+  std::uint64_t count = 0;  // elements; comm init: communicator size
+  std::int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0, gemm_batch = 1;
+};
+static_assert(std::is_trivially_copyable_v<WireOp>);
+
+struct Reply {
+  std::int64_t host_time_ps = 0;  // the rank's virtual host time after the op
+  std::int32_t status = 0;        // 0 ok; otherwise a CUDA-style error code
+  std::int32_t reserved = 0;
+  std::int64_t value = 0;         // kind-specific (elapsed time, query result)
+};
+
+// Appends a trivially copyable record to a byte buffer.
+template <typename T>
+void Append(std::string& buffer, const T& record) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  buffer.append(reinterpret_cast<const char*>(&record), sizeof(T));
+}
+
+// Reads a record at `offset`, advancing it; false when the buffer is too short.
+template <typename T>
+bool Read(const std::string& buffer, std::size_t& offset, T& record) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  if (buffer.size() < offset + sizeof(T)) return false;
+  std::memcpy(&record, buffer.data() + offset, sizeof(T));
+  offset += sizeof(T);
+  return true;
+}
+
+}  // namespace myriad::wire
