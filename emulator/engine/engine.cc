@@ -171,6 +171,8 @@ Status Simulation::Run() {
       r->cv.notify_one();
     }
     for (auto& f : fibers) f.join();
+    // Live sources may outlive the run: stop them calling back into it.
+    for (auto& r : ranks_) r->source->SetWakeup(nullptr);
   });
   engine_thread.join();
   return failed_ ? error_ : Status::Ok();

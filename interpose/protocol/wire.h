@@ -22,10 +22,10 @@ inline constexpr std::uint32_t kMaxFrameBytes = 1u << 20;
 
 enum class FrameType : std::uint32_t {
   kHello = 1,
-  kNames = 2,   // interned strings: repeated {u32 id, u32 length, bytes}
-  kOps = 3,     // {i32 device, u32 count} then count WireOps
-  kReply = 4,   // Reply
-  kFatal = 5,   // text
+  kNames = 2,  // interned strings: repeated {u32 id, u32 length, bytes}
+  kOps = 3,    // {i32 device, u32 count} then count WireOps
+  kReply = 4,  // Reply
+  kFatal = 5,  // text
 };
 
 struct FrameHeader {
@@ -51,9 +51,9 @@ enum class WireKind : std::uint8_t {
 };
 
 enum WireFlags : std::uint8_t {
-  kAsync = 1,          // memcpy/memset: the asynchronous variant
-  kWantsReply = 2,     // the client blocks until the server answers this op
-  kNonBlocking = 4,    // stream create: cudaStreamNonBlocking
+  kAsync = 1,        // memcpy/memset: the asynchronous variant
+  kWantsReply = 2,   // the client blocks until the server answers this op
+  kNonBlocking = 4,  // stream create: cudaStreamNonBlocking
 };
 
 // One op, as emulator::Op, with names as ids from this connection's kNames frames.
@@ -88,7 +88,7 @@ struct Reply {
   std::int64_t host_time_ps = 0;  // the rank's virtual host time after the op
   std::int32_t status = 0;        // 0 ok; otherwise a CUDA-style error code
   std::int32_t reserved = 0;
-  std::int64_t value = 0;         // kind-specific (elapsed time, query result)
+  std::int64_t value = 0;  // kind-specific (elapsed time, query result)
 };
 
 // Appends a trivially copyable record to a byte buffer.

@@ -1,0 +1,35 @@
+// Live op sources: processes running under `myriad run` send their CUDA/NCCL calls over a
+// Unix socket (interpose/protocol/wire.h); each virtual device of each process is one
+// logical rank fed by what its process sends.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "myriad/emulator/op_source.h"
+#include "myriad/status.h"
+
+namespace myriad::emulator {
+
+struct LiveOptions {
+  int processes = 1;
+  int devices_per_process = 1;
+  std::string description = "live processes";
+};
+
+// Serves the socket and presents the connected processes as a Workload.
+class LiveWorkload : public Workload {
+ public:
+  // Creates a private directory (mode 0700) with the socket and starts serving it.
+  static Result<std::unique_ptr<LiveWorkload>> Start(const LiveOptions& options);
+  ~LiveWorkload() override;
+
+  // Path of the socket processes connect to (the launcher puts it in MYRIAD_SOCKET).
+  virtual const std::string& socket_path() const = 0;
+  // Marks process `p` as gone (the launcher saw it exit): its ranks' streams end.
+  virtual void ProcessExited(int process) = 0;
+  // Stops serving; pending and future replies are dropped.
+  virtual void Stop() = 0;
+};
+
+}  // namespace myriad::emulator

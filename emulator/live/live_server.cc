@@ -1,0 +1,446 @@
+// The live side of `myriad run`: a Boost.Asio server on a Unix socket in a private directory.
+// The I/O thread only reads frames and queues ops; the engine thread converts them to Ops
+// (interning names) and writes replies, so the engine's state has one owner.
+// Boost 1.74's asio/awaitable.hpp uses std::exchange without including <utility>.
+#include <utility>
+// clang-format off: the include above must come first.
+#include <boost/asio.hpp>
+// clang-format on
+
+#include <fmt/format.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "myriad/emulator/live.h"
+#include "protocol/wire.h"
+
+namespace myriad::emulator {
+namespace {
+
+namespace asio = boost::asio;
+using Socket = asio::local::stream_protocol::socket;
+
+class Connection;
+
+// The ops of one virtual device of one process: one logical rank.
+class LiveSource : public OpSource {
+ public:
+  LiveSource(NameTable& names, int rank) : names_(names), rank_(rank) {}
+
+  bool Pending() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return queue_.empty() && !closed_;
+  }
+  void SetWakeup(std::function<void()> wakeup) override {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    wakeup_ = std::move(wakeup);
+  }
+  Result<bool> Next(Op& op) override;
+  void Reply(const Op& op, const OpReply& reply) override;
+
+  // I/O thread side.
+  void Push(std::shared_ptr<Connection> connection, const wire::WireOp* ops, std::size_t count);
+  void Close(std::string error = {});
+
+ private:
+  // Held while waking, so once the engine clears the wakeup no call into it is in flight.
+  void Wake() {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    if (wakeup_) wakeup_();
+  }
+
+  NameTable& names_;
+  const int rank_;
+  std::mutex mu_;
+  std::deque<wire::WireOp> queue_;
+  std::shared_ptr<Connection> connection_;
+  bool closed_ = false;
+  std::string error_;
+  std::mutex wake_mu_;
+  std::function<void()> wakeup_;
+  // Per connection name id -> engine NameId (engine thread only).
+  std::vector<NameId> name_cache_;
+};
+
+// The engine owns what OpenRank returns and destroys it when the run ends, while the I/O
+// thread may still feed the source: both hold it through this.
+class SharedSource : public OpSource {
+ public:
+  explicit SharedSource(std::shared_ptr<LiveSource> source) : source_(std::move(source)) {}
+  Result<bool> Next(Op& op) override { return source_->Next(op); }
+  bool Pending() override { return source_->Pending(); }
+  void SetWakeup(std::function<void()> wakeup) override { source_->SetWakeup(std::move(wakeup)); }
+  void Reply(const Op& op, const OpReply& reply) override { source_->Reply(op, reply); }
+
+ private:
+  std::shared_ptr<LiveSource> source_;
+};
+
+// One process's connection.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(Socket socket, class Server& server) : socket_(std::move(socket)), server_(server) {}
+  void Start() { ReadHeader(); }
+  // The string a process-local name id stands for (any thread).
+  Result<std::string> Name(std::uint32_t id) {
+    std::lock_guard<std::mutex> lock(names_mu_);
+    if (id >= names_.size() || !known_[id])
+      return Status::InvalidArgument(
+          fmt::format("process {} used name id {} before defining it", process_, id));
+    return names_[id];
+  }
+  // Sends a frame (engine thread; the client is blocked waiting for it).
+  void Send(wire::FrameType type, const std::string& payload) {
+    std::string frame;
+    wire::Append(frame, wire::FrameHeader{type, static_cast<std::uint32_t>(payload.size())});
+    frame += payload;
+    std::lock_guard<std::mutex> lock(write_mu_);
+    boost::system::error_code ec;
+    asio::write(socket_, asio::buffer(frame), ec);  // a dead process is noticed by the reader
+  }
+  int process() const { return process_; }
+
+ private:
+  void ReadHeader();
+  void ReadPayload();
+  Status Handle();
+  void Fail(const std::string& why);
+
+  Socket socket_;
+  class Server& server_;
+  wire::FrameHeader header_{};
+  std::string payload_;
+  int process_ = -1;
+  std::mutex names_mu_;
+  std::vector<std::string> names_;
+  std::vector<bool> known_;
+  std::mutex write_mu_;
+};
+
+class Server : public LiveWorkload {
+ public:
+  explicit Server(const LiveOptions& options) : options_(options), acceptor_(io_) {
+    for (int r = 0; r < world_size(); ++r)
+      sources_.push_back(std::make_shared<LiveSource>(names_, r));
+    source_handed_out_.assign(static_cast<size_t>(world_size()), false);
+    connected_.assign(static_cast<size_t>(options.processes), false);
+  }
+  ~Server() override { Stop(); }
+
+  Status Listen() {
+    char pattern[] = "/tmp/myriad-XXXXXX";
+    if (::mkdtemp(pattern) == nullptr)
+      return Status::Internal(
+          fmt::format("cannot create a private directory: {}", std::strerror(errno)));
+    dir_ = pattern;  // mkdtemp makes it 0700
+    path_ = dir_ + "/socket";
+    boost::system::error_code ec;
+    asio::local::stream_protocol::endpoint endpoint(path_);
+    acceptor_.open(endpoint.protocol(), ec);
+    if (!ec) acceptor_.bind(endpoint, ec);
+    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return Status::Internal(fmt::format("cannot listen on {}: {}", path_, ec.message()));
+    Accept();
+    thread_ = std::thread([this] { io_.run(); });
+    return Status::Ok();
+  }
+
+  int world_size() const override { return options_.processes * options_.devices_per_process; }
+  const std::vector<CommunicatorSpec>& communicators() const override { return comms_; }
+  NameTable& names() override { return names_; }
+  std::string description() const override { return options_.description; }
+  Result<std::unique_ptr<OpSource>> OpenRank(int rank) override {
+    // The engine and the I/O thread share each source.
+    if (rank < 0 || rank >= world_size() || source_handed_out_[static_cast<size_t>(rank)])
+      return Status::Internal(fmt::format("rank {} opened twice", rank));
+    source_handed_out_[static_cast<size_t>(rank)] = true;
+    return std::unique_ptr<OpSource>(
+        std::make_unique<SharedSource>(sources_[static_cast<size_t>(rank)]));
+  }
+  const std::string& socket_path() const override { return path_; }
+  void ProcessExited(int process) override {
+    asio::post(io_, [this, process] { CloseProcess(process, {}); });
+  }
+  void Stop() override {
+    if (stopped_) return;
+    stopped_ = true;
+    io_.stop();
+    if (thread_.joinable()) thread_.join();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  // I/O thread.
+  Status Bind(const std::shared_ptr<Connection>& connection, const wire::Hello& hello) {
+    if (hello.magic != wire::kMagic || hello.version != wire::kVersion)
+      return Status::InvalidArgument("a client that does not speak Myriad's protocol version");
+    if (hello.process < 0 || hello.process >= options_.processes)
+      return Status::InvalidArgument(
+          fmt::format("process index {} is outside 0..{}", hello.process, options_.processes - 1));
+    if (hello.devices != options_.devices_per_process)
+      return Status::InvalidArgument(
+          fmt::format("process {} drives {} devices, the launch has {} per process", hello.process,
+                      hello.devices, options_.devices_per_process));
+    if (connected_[static_cast<size_t>(hello.process)])
+      return Status::InvalidArgument(fmt::format("process {} connected twice", hello.process));
+    connected_[static_cast<size_t>(hello.process)] = true;
+    connections_[hello.process] = connection;
+    return Status::Ok();
+  }
+  LiveSource* Source(int process, int device) {
+    if (device < 0 || device >= options_.devices_per_process) return nullptr;
+    return sources_[static_cast<size_t>(process * options_.devices_per_process + device)].get();
+  }
+  void CloseProcess(int process, const std::string& error) {
+    if (process < 0 || process >= options_.processes) return;
+    for (int d = 0; d < options_.devices_per_process; ++d) Source(process, d)->Close(error);
+  }
+
+ private:
+  void Accept() {
+    acceptor_.async_accept([this](boost::system::error_code ec, Socket socket) {
+      if (ec) return;
+      // Only processes of our own user may talk to us.
+      ucred cred{};
+      socklen_t length = sizeof(cred);
+      if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &length) == 0 &&
+          cred.uid == ::getuid()) {
+        std::make_shared<Connection>(std::move(socket), *this)->Start();
+      }
+      Accept();
+    });
+  }
+
+  LiveOptions options_;
+  asio::io_context io_;
+  asio::local::stream_protocol::acceptor acceptor_;
+  std::thread thread_;
+  std::string dir_, path_;
+  bool stopped_ = false;
+  NameTable names_;
+  std::vector<CommunicatorSpec> comms_;
+  std::vector<std::shared_ptr<LiveSource>> sources_;
+  std::vector<bool> source_handed_out_;
+  std::vector<bool> connected_;
+  std::map<int, std::shared_ptr<Connection>> connections_;
+};
+
+void Connection::ReadHeader() {
+  auto self = shared_from_this();
+  asio::async_read(socket_, asio::buffer(&header_, sizeof(header_)),
+                   [this, self](boost::system::error_code ec, std::size_t) {
+                     if (ec) return Fail({});  // the process closed its end
+                     if (header_.length > wire::kMaxFrameBytes)
+                       return Fail(fmt::format("a frame of {} bytes (limit {})", header_.length,
+                                               wire::kMaxFrameBytes));
+                     payload_.resize(header_.length);
+                     ReadPayload();
+                   });
+}
+
+void Connection::ReadPayload() {
+  auto self = shared_from_this();
+  asio::async_read(socket_, asio::buffer(payload_.data(), payload_.size()),
+                   [this, self](boost::system::error_code ec, std::size_t) {
+                     if (ec) return Fail("the connection broke mid-message");
+                     if (Status st = Handle(); !st.ok()) return Fail(st.message());
+                     ReadHeader();
+                   });
+}
+
+Status Connection::Handle() {
+  std::size_t offset = 0;
+  switch (header_.type) {
+    case wire::FrameType::kHello: {
+      wire::Hello hello;
+      if (process_ >= 0 || !wire::Read(payload_, offset, hello))
+        return Status::InvalidArgument("a malformed hello");
+      if (Status st = server_.Bind(shared_from_this(), hello); !st.ok()) return st;
+      process_ = hello.process;
+      return Status::Ok();
+    }
+    case wire::FrameType::kNames: {
+      std::lock_guard<std::mutex> lock(names_mu_);
+      while (offset < payload_.size()) {
+        std::uint32_t id = 0, length = 0;
+        if (!wire::Read(payload_, offset, id) || !wire::Read(payload_, offset, length) ||
+            payload_.size() < offset + length || id > (1u << 24))
+          return Status::InvalidArgument("a malformed name table");
+        if (id >= names_.size()) {
+          names_.resize(id + 1);
+          known_.resize(id + 1, false);
+        }
+        names_[id].assign(payload_.data() + offset, length);
+        known_[id] = true;
+        offset += length;
+      }
+      return Status::Ok();
+    }
+    case wire::FrameType::kOps: {
+      std::int32_t device = 0;
+      std::uint32_t count = 0;
+      if (process_ < 0) return Status::InvalidArgument("ops before hello");
+      if (!wire::Read(payload_, offset, device) || !wire::Read(payload_, offset, count) ||
+          payload_.size() != offset + count * sizeof(wire::WireOp))
+        return Status::InvalidArgument("a malformed op batch");
+      LiveSource* source = server_.Source(process_, device);
+      if (source == nullptr)
+        return Status::InvalidArgument(
+            fmt::format("ops for device {}, which it does not have", device));
+      std::vector<wire::WireOp> ops(count);
+      if (count > 0)
+        std::memcpy(ops.data(), payload_.data() + offset, count * sizeof(wire::WireOp));
+      source->Push(shared_from_this(), ops.data(), ops.size());
+      return Status::Ok();
+    }
+    default:
+      return Status::InvalidArgument(
+          fmt::format("an unknown frame type {}", static_cast<std::uint32_t>(header_.type)));
+  }
+}
+
+void Connection::Fail(const std::string& why) {
+  boost::system::error_code ec;
+  socket_.close(ec);
+  if (process_ >= 0)
+    server_.CloseProcess(
+        process_, why.empty() ? std::string() : fmt::format("process {}: {}", process_, why));
+}
+
+void LiveSource::Push(std::shared_ptr<Connection> connection, const wire::WireOp* ops,
+                      std::size_t count) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    connection_ = std::move(connection);
+    queue_.insert(queue_.end(), ops, ops + count);
+  }
+  Wake();
+}
+
+void LiveSource::Close(std::string error) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    if (error_.empty()) error_ = std::move(error);
+  }
+  Wake();
+}
+
+Result<bool> LiveSource::Next(Op& op) {
+  wire::WireOp w;
+  std::shared_ptr<Connection> connection;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (queue_.empty()) {
+      if (!error_.empty()) return Status::InvalidArgument(error_);
+      return false;
+    }
+    w = queue_.front();
+    queue_.pop_front();
+    connection = connection_;
+  }
+  auto intern = [&](std::uint32_t id) -> Result<NameId> {
+    if (id < name_cache_.size() && name_cache_[id] != 0) return name_cache_[id];
+    auto name = connection->Name(id);
+    if (!name.ok()) return name.status();
+    if (id >= name_cache_.size()) name_cache_.resize(id + 1, 0);
+    return name_cache_[id] = names_.Intern(*name);
+  };
+  op = Op();
+  switch (static_cast<wire::WireKind>(w.kind)) {
+    case wire::WireKind::kCommInit:
+      op.kind = OpKind::kCommInit;
+      break;
+    case wire::WireKind::kEventElapsed:
+      op.kind = OpKind::kEventElapsed;
+      break;
+    case wire::WireKind::kStreamQuery:
+      op.kind = OpKind::kStreamQuery;
+      break;
+    case wire::WireKind::kCommDestroy:
+      op.kind = OpKind::kHost;
+      op.duration = 0;
+      break;
+    default:
+      if (w.kind >= kNumOpKinds)
+        return Status::InvalidArgument(
+            fmt::format("rank {}: its process sent an unknown op kind {}", rank_, w.kind));
+      op.kind = static_cast<OpKind>(w.kind);
+  }
+  if (w.coll >= netmodel::kNumCollectiveOps || w.dtype > 11 || w.redop > 4 || w.copy_kind > 3 ||
+      w.gemm_dtype > 11)
+    return Status::InvalidArgument(fmt::format("rank {}: its process sent a malformed op", rank_));
+  op.stream = w.stream;
+  if (w.name != 0) {
+    auto name = intern(w.name);
+    if (!name.ok()) return name.status();
+    op.name = op.label = *name;
+  }
+  if (w.comm != 0) {
+    auto comm = intern(w.comm);
+    if (!comm.ok()) return comm.status();
+    op.comm = *comm;
+  }
+  op.grid = {w.grid[0], w.grid[1], w.grid[2]};
+  op.block = {w.block[0], w.block[1], w.block[2]};
+  op.shared_mem = w.shared_mem;
+  op.duration = w.duration_ps;
+  op.gemm = {w.gemm_m, w.gemm_n, w.gemm_k, w.gemm_batch, static_cast<DataType>(w.gemm_dtype)};
+  op.bytes = w.bytes;
+  op.copy_kind = static_cast<MemcpyKind>(w.copy_kind);
+  op.async = (w.flags & wire::kAsync) != 0;
+  op.event = w.event;
+  op.event2 = w.event2;
+  op.non_blocking = (w.flags & wire::kNonBlocking) != 0;
+  op.priority = w.priority;
+  op.coll = static_cast<netmodel::CollectiveOp>(w.coll);
+  op.count = w.count;
+  op.dtype = static_cast<DataType>(w.dtype);
+  op.redop = static_cast<ReduceOp>(w.redop);
+  op.root = w.root;
+  op.peer = w.peer;
+  op.wants_reply = (w.flags & wire::kWantsReply) != 0;
+  return true;
+}
+
+void LiveSource::Reply(const Op&, const OpReply& reply) {
+  std::shared_ptr<Connection> connection;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    connection = connection_;
+  }
+  if (!connection) return;
+  wire::Reply r;
+  r.host_time_ps = reply.host_time;
+  r.status = reply.status;
+  r.value = reply.value;
+  std::string payload;
+  wire::Append(payload, r);
+  connection->Send(wire::FrameType::kReply, payload);
+}
+
+}  // namespace
+
+LiveWorkload::~LiveWorkload() = default;
+
+Result<std::unique_ptr<LiveWorkload>> LiveWorkload::Start(const LiveOptions& options) {
+  if (options.processes < 1 || options.devices_per_process < 1)
+    return Status::InvalidArgument("a launch needs at least one process with one device");
+  auto server = std::make_unique<Server>(options);
+  if (Status st = server->Listen(); !st.ok()) return st;
+  return std::unique_ptr<LiveWorkload>(std::move(server));
+}
+
+}  // namespace myriad::emulator

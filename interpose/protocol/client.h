@@ -1,0 +1,110 @@
+// The client end of the wire protocol: blocking POSIX socket I/O, no dependencies beyond libc,
+// so the shims can use it inside the training process (and tests can play a process).
+#pragma once
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "protocol/wire.h"
+
+namespace myriad::wire {
+
+class Client {
+ public:
+  ~Client() { Close(); }
+
+  // Connects to the server's socket; false (with errno set) on failure.
+  bool Connect(const std::string& path) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) return false;
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (path.size() >= sizeof(addr.sun_path)) return false;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    return ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  }
+  void Close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  bool SendFrame(FrameType type, const std::string& payload) {
+    std::string frame;
+    Append(frame, FrameHeader{type, static_cast<std::uint32_t>(payload.size())});
+    frame += payload;
+    return WriteAll(frame.data(), frame.size());
+  }
+  bool SendHello(int process, int devices) {
+    Hello hello;
+    hello.process = process;
+    hello.pid = static_cast<std::int32_t>(::getpid());
+    hello.devices = devices;
+    std::string payload;
+    Append(payload, hello);
+    return SendFrame(FrameType::kHello, payload);
+  }
+  // Names: (id, text) pairs.
+  bool SendNames(const std::vector<std::pair<std::uint32_t, std::string>>& names) {
+    std::string payload;
+    for (const auto& [id, text] : names) {
+      Append(payload, id);
+      Append(payload, static_cast<std::uint32_t>(text.size()));
+      payload += text;
+    }
+    return SendFrame(FrameType::kNames, payload);
+  }
+  bool SendOps(std::int32_t device, const WireOp* ops, std::uint32_t count) {
+    std::string payload;
+    Append(payload, device);
+    Append(payload, count);
+    payload.append(reinterpret_cast<const char*>(ops), count * sizeof(WireOp));
+    return SendFrame(FrameType::kOps, payload);
+  }
+  // Waits for the next frame; a kFatal frame's text lands in `fatal`.
+  bool ReadReply(Reply& reply, std::string* fatal = nullptr) {
+    FrameHeader header{};
+    if (!ReadAll(&header, sizeof(header)) || header.length > kMaxFrameBytes) return false;
+    std::string payload(header.length, '\0');
+    if (!ReadAll(payload.data(), payload.size())) return false;
+    if (header.type == FrameType::kFatal) {
+      if (fatal) *fatal = payload;
+      return false;
+    }
+    std::size_t offset = 0;
+    return header.type == FrameType::kReply && Read(payload, offset, reply);
+  }
+  int fd() const { return fd_; }
+
+ private:
+  bool WriteAll(const char* data, std::size_t size) {
+    while (size > 0) {
+      const ssize_t n = ::write(fd_, data, size);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      data += n;
+      size -= static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+  bool ReadAll(void* data, std::size_t size) {
+    char* p = static_cast<char*>(data);
+    while (size > 0) {
+      const ssize_t n = ::read(fd_, p, size);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      p += n;
+      size -= static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+
+  int fd_ = -1;
+};
+
+}  // namespace myriad::wire

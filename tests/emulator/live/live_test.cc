@@ -1,0 +1,109 @@
+// The live server with processes played by threads speaking the wire protocol.
+#include "myriad/emulator/live.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "myriad/emulator/engine.h"
+#include "protocol/client.h"
+#include "tests/netmodel/test_clusters.h"
+
+namespace myriad::emulator {
+namespace {
+
+using ::testing::HasSubstr;
+constexpr SimTime kUs = kPicosPerMicro;
+
+wire::WireOp Kernel(std::uint32_t name, double us) {
+  wire::WireOp op;
+  op.kind = static_cast<std::uint8_t>(OpKind::kKernel);
+  op.name = name;
+  op.duration_ps = FromMicros(us);
+  return op;
+}
+
+wire::WireOp Sync(OpKind kind) {
+  wire::WireOp op;
+  op.kind = static_cast<std::uint8_t>(kind);
+  op.flags = wire::kWantsReply;
+  return op;
+}
+
+EngineOptions Options() {
+  EngineOptions o;
+  o.launch_latency = 1 * kUs;
+  o.overlap_slowdown = 0;
+  return o;
+}
+
+TEST(LiveServerTest, ProcessesDriveRanksAndGetVirtualTimeBack) {
+  LiveOptions options;
+  options.processes = 2;
+  options.devices_per_process = 1;
+  auto workload = LiveWorkload::Start(options);
+  ASSERT_TRUE(workload.ok()) << workload.status().message();
+  const std::string path = (*workload)->socket_path();
+  std::vector<std::int64_t> replies(2, -1);
+  std::vector<std::thread> processes;
+  for (int p = 0; p < 2; ++p) {
+    processes.emplace_back([&, p] {
+      wire::Client client;
+      ASSERT_TRUE(client.Connect(path));
+      ASSERT_TRUE(client.SendHello(p, 1));
+      ASSERT_TRUE(client.SendNames({{1, "gemm"}}));
+      // Process 1 computes 5 ms of real time first: the engine must wait for it.
+      if (p == 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      const wire::WireOp ops[] = {Kernel(1, 100 + 50 * p), Sync(OpKind::kDeviceSync)};
+      ASSERT_TRUE(client.SendOps(0, ops, 2));
+      wire::Reply reply;
+      ASSERT_TRUE(client.ReadReply(reply));
+      replies[static_cast<size_t>(p)] = reply.host_time_ps;
+      client.Close();  // the process exits
+    });
+  }
+  auto result = RunEngine(**workload, netmodel::testing::DgxCluster("h100-sxm", 1), Options());
+  for (auto& t : processes) t.join();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  // Kernel [1, 101] on rank 0 and [1, 151] on rank 1; each device sync replies its end.
+  EXPECT_EQ(replies[0], 101 * kUs);
+  EXPECT_EQ(replies[1], 151 * kUs);
+  EXPECT_EQ(result->total_time, 151 * kUs);
+}
+
+TEST(LiveServerTest, ABadClientIsDroppedAndItsRanksFail) {
+  LiveOptions options;
+  auto workload = LiveWorkload::Start(options);
+  ASSERT_TRUE(workload.ok());
+  std::thread process([path = (*workload)->socket_path()] {
+    wire::Client client;
+    ASSERT_TRUE(client.Connect(path));
+    ASSERT_TRUE(client.SendHello(0, 1));
+    // A frame over the size limit.
+    wire::FrameHeader header{wire::FrameType::kOps, wire::kMaxFrameBytes + 1};
+    std::string bytes;
+    wire::Append(bytes, header);
+    ASSERT_EQ(::write(client.fd(), bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    wire::Reply reply;
+    EXPECT_FALSE(client.ReadReply(reply));  // the server hangs up
+  });
+  auto result = RunEngine(**workload, netmodel::testing::DgxCluster("h100-sxm", 1), Options());
+  process.join();
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("process 0: a frame of 1048577 bytes"));
+}
+
+TEST(LiveServerTest, SocketLivesInAPrivateDirectory) {
+  auto workload = LiveWorkload::Start(LiveOptions());
+  ASSERT_TRUE(workload.ok());
+  const std::string path = (*workload)->socket_path();
+  struct stat st {};
+  ASSERT_EQ(::stat(path.substr(0, path.rfind('/')).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  (*workload)->Stop();
+  EXPECT_NE(::stat(path.c_str(), &st), 0);  // removed
+}
+
+}  // namespace
+}  // namespace myriad::emulator
