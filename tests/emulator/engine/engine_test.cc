@@ -384,7 +384,12 @@ class ThreadFedSource : public OpSource {
     return next_ >= available_ && available_ < ops_.size();
   }
   void SetWakeup(std::function<void()> wakeup) override {
-    wakeup_ = std::move(wakeup);
+    {
+      // Held while waking, as the real live source does: once cleared, no call is in flight.
+      std::lock_guard<std::mutex> lock(wake_mu_);
+      wakeup_ = std::move(wakeup);
+    }
+    if (!wakeup_ || feeder_.joinable()) return;
     // The "process" makes one op available every millisecond of real time.
     feeder_ = std::thread([this] {
       for (size_t i = 0; i < ops_.size(); ++i) {
@@ -393,7 +398,8 @@ class ThreadFedSource : public OpSource {
           std::lock_guard<std::mutex> lock(mu_);
           ++available_;
         }
-        wakeup_();
+        std::lock_guard<std::mutex> lock(wake_mu_);
+        if (wakeup_) wakeup_();
       }
     });
   }
@@ -410,6 +416,7 @@ class ThreadFedSource : public OpSource {
   std::vector<Op> ops_;
   std::mutex mu_;
   size_t available_ = 0, next_ = 0;
+  std::mutex wake_mu_;
   std::function<void()> wakeup_;
   std::thread feeder_;
 };
