@@ -21,6 +21,9 @@ int RunCollective(const std::vector<std::string>& args, std::ostream& out, std::
 // `myriad replay TRACE --scenario SCENARIO`: runs a recorded or hand-written trace on a cluster.
 int RunReplay(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+// `myriad run SCENARIO -- COMMAND`: an unmodified CUDA/NCCL program on virtual GPUs.
+int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 // `myriad trace convert IN OUT`: between JSON Lines and the binary trace format.
 int RunTrace(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

@@ -14,6 +14,7 @@ constexpr const char* kUsage =
     "  check SCENARIO                   print the resolved cluster and where each number came "
     "from\n"
     "  collective SCENARIO --op OP ...  predict NCCL collectives, printed like nccl-tests\n"
+    "  run SCENARIO -- COMMAND ARGS     run a CUDA/NCCL program on the scenario's virtual GPUs\n"
     "  replay TRACE --scenario SCENARIO run a trace of per-rank ops on a cluster in virtual time\n"
     "  trace convert IN OUT             convert a trace between JSON Lines and binary\n"
     "\n"
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "check") return myriad::cli::RunCheck(args, std::cout, std::cerr);
   if (command == "collective") return myriad::cli::RunCollective(args, std::cout, std::cerr);
+  if (command == "run") return myriad::cli::RunRun(args, std::cout, std::cerr);
   if (command == "replay") return myriad::cli::RunReplay(args, std::cout, std::cerr);
   if (command == "trace") return myriad::cli::RunTrace(args, std::cout, std::cerr);
   std::cerr << "myriad: error: unknown command '" << command << "'\n" << kUsage;

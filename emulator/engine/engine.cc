@@ -193,11 +193,19 @@ void Simulation::DrainInbox() {
     if (inbox_.empty()) return;
     ranks.swap(inbox_);
   }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   for (int rank : ranks) {
     Rank& r = *ranks_[static_cast<size_t>(rank)];
     if (!r.awaiting_process) continue;  // it found the ops before it had to wait
+    awaiting_.erase({r.hold, r.id});
+    if (r.source->Pending()) {
+      // Still waiting, but how far it holds time back may have changed.
+      r.hold = r.source->HoldTime(r.host);
+      if (r.hold != kNever) awaiting_.emplace(r.hold, r.id);
+      continue;
+    }
     r.awaiting_process = false;
-    awaiting_.erase({r.host, r.id});
     if (--r.pending_waits == 0) WakeHost(r);
   }
 }

@@ -293,7 +293,8 @@ void Simulation::WaitForProcess(Rank& r) {
   // The process is computing on the host: virtual time may not pass this rank's clock until
   // its next op arrives (engine.cc drains the inbox the I/O thread fills).
   r.awaiting_process = true;
-  awaiting_.emplace(r.host, r.id);
+  r.hold = r.source->HoldTime(r.host);
+  if (r.hold != kNever) awaiting_.emplace(r.hold, r.id);
   ++r.pending_waits;
   Block(r, "its process");
 }
@@ -315,6 +316,7 @@ void Simulation::RankMain(int rank) {
     }
     if (!*next) break;
     ++r.ops;
+    if (op.not_before > r.host) r.host = op.not_before;
     r.reply = OpReply();
     if (Status st = Execute(r, op); !st.ok()) {
       Fail(st);

@@ -105,8 +105,9 @@ struct Rank {
   std::unordered_map<std::uint64_t, std::uint64_t> recv_seq;
   std::vector<SimTime> iteration_markers;
   // Live sources
-  bool awaiting_process = false;                           // waits for its process's next op
-  OpReply reply;                                           // what the current op answers
+  bool awaiting_process = false;  // waits for its process's next op
+  SimTime hold = 0;  // while awaiting: how far it holds virtual time back (kNever: not at all)
+  OpReply reply;     // what the current op answers
   std::unordered_map<std::int32_t, SimTime> record_times;  // event -> its latest record's time
   bool traced = false;                                     // its slices go to the timeline
 };

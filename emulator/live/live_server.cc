@@ -18,6 +18,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -34,10 +35,49 @@ using Socket = asio::local::stream_protocol::socket;
 
 class Connection;
 
+// What the engine may assume about a process's host threads. A thread that sent an op it
+// waits on is blocked: it sends nothing more until the engine answers, at the answer's
+// virtual time. A running thread may send ops at any time from its clock on.
+struct ProcessState {
+  struct Thread {
+    bool blocked = false;
+    SimTime time = 0;
+  };
+  std::mutex mu;
+  std::map<std::uint32_t, Thread> threads;
+  std::vector<int> driver;  // per device: the thread that last sent it ops, or -1
+
+  explicit ProcessState(int devices) : driver(static_cast<size_t>(devices), -1) {}
+
+  // The earliest virtual time this process could send ops for `device`, or kNever.
+  SimTime Hold(int device) {
+    std::lock_guard<std::mutex> lock(mu);
+    const int d = driver[static_cast<size_t>(device)];
+    if (d >= 0) {
+      const Thread& t = threads[static_cast<std::uint32_t>(d)];
+      return t.blocked ? kNeverTime : t.time;
+    }
+    // No thread has used this device yet: any running thread might (the process's first
+    // thread is running at time 0 before it says anything).
+    if (threads.empty()) return 0;
+    SimTime earliest = kNeverTime;
+    for (const auto& [id, t] : threads)
+      if (!t.blocked) earliest = std::min(earliest, t.time);
+    return earliest;
+  }
+  static constexpr SimTime kNeverTime = std::numeric_limits<SimTime>::max();
+};
+
 // The ops of one virtual device of one process: one logical rank.
 class LiveSource : public OpSource {
  public:
-  LiveSource(NameTable& names, int rank) : names_(names), rank_(rank) {}
+  LiveSource(NameTable& names, int rank, int device, std::shared_ptr<ProcessState> process)
+      : names_(names), rank_(rank), device_(device), process_(std::move(process)) {}
+
+  SimTime HoldTime(SimTime host) override {
+    const SimTime hold = process_->Hold(device_);
+    return hold == ProcessState::kNeverTime ? hold : std::max(host, hold);
+  }
 
   bool Pending() override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -51,7 +91,12 @@ class LiveSource : public OpSource {
   void Reply(const Op& op, const OpReply& reply) override;
 
   // I/O thread side.
-  void Push(std::shared_ptr<Connection> connection, const wire::WireOp* ops, std::size_t count);
+  void Push(std::shared_ptr<Connection> connection, const wire::OpsHeader& header,
+            const wire::WireOp* ops);
+  // Something about the process changed (a thread blocked or resumed): re-evaluate.
+  void Poke() { Wake(); }
+  // What to call when a reply resumes one of the process's threads (pokes its siblings).
+  void SetResume(std::function<void()> resume) { resume_ = std::move(resume); }
   void Close(std::string error = {});
 
  private:
@@ -61,10 +106,20 @@ class LiveSource : public OpSource {
     if (wakeup_) wakeup_();
   }
 
+  struct Queued {
+    wire::WireOp op;
+    std::uint32_t thread;
+    SimTime thread_time;
+  };
+
   NameTable& names_;
   const int rank_;
+  const int device_;
+  std::shared_ptr<ProcessState> process_;
   std::mutex mu_;
-  std::deque<wire::WireOp> queue_;
+  std::deque<Queued> queue_;
+  std::uint32_t last_thread_ = 0;  // the thread of the op Next() returned last
+  std::function<void()> resume_;
   std::shared_ptr<Connection> connection_;
   bool closed_ = false;
   std::string error_;
@@ -81,6 +136,7 @@ class SharedSource : public OpSource {
   explicit SharedSource(std::shared_ptr<LiveSource> source) : source_(std::move(source)) {}
   Result<bool> Next(Op& op) override { return source_->Next(op); }
   bool Pending() override { return source_->Pending(); }
+  SimTime HoldTime(SimTime host) override { return source_->HoldTime(host); }
   void SetWakeup(std::function<void()> wakeup) override { source_->SetWakeup(std::move(wakeup)); }
   void Reply(const Op& op, const OpReply& reply) override { source_->Reply(op, reply); }
 
@@ -132,8 +188,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
 class Server : public LiveWorkload {
  public:
   explicit Server(const LiveOptions& options) : options_(options), acceptor_(io_) {
-    for (int r = 0; r < world_size(); ++r)
-      sources_.push_back(std::make_shared<LiveSource>(names_, r));
+    for (int p = 0; p < options.processes; ++p) {
+      processes_.push_back(std::make_shared<ProcessState>(options.devices_per_process));
+      for (int d = 0; d < options.devices_per_process; ++d)
+        sources_.push_back(std::make_shared<LiveSource>(names_, p * options.devices_per_process + d,
+                                                        d, processes_.back()));
+    }
+    for (int p = 0; p < options.processes; ++p)
+      for (int d = 0; d < options.devices_per_process; ++d)
+        Source(p, d)->SetResume([this, p] { PokeProcess(p); });
     source_handed_out_.assign(static_cast<size_t>(world_size()), false);
     connected_.assign(static_cast<size_t>(options.processes), false);
   }
@@ -203,6 +266,11 @@ class Server : public LiveWorkload {
     if (device < 0 || device >= options_.devices_per_process) return nullptr;
     return sources_[static_cast<size_t>(process * options_.devices_per_process + device)].get();
   }
+  ProcessState& State(int process) { return *processes_[static_cast<size_t>(process)]; }
+  // Every rank of the process re-evaluates how far the engine may go without it.
+  void PokeProcess(int process) {
+    for (int d = 0; d < options_.devices_per_process; ++d) Source(process, d)->Poke();
+  }
   void CloseProcess(int process, const std::string& error) {
     if (process < 0 || process >= options_.processes) return;
     for (int d = 0; d < options_.devices_per_process; ++d) Source(process, d)->Close(error);
@@ -231,6 +299,7 @@ class Server : public LiveWorkload {
   bool stopped_ = false;
   NameTable names_;
   std::vector<CommunicatorSpec> comms_;
+  std::vector<std::shared_ptr<ProcessState>> processes_;
   std::vector<std::shared_ptr<LiveSource>> sources_;
   std::vector<bool> source_handed_out_;
   std::vector<bool> connected_;
@@ -289,20 +358,29 @@ Status Connection::Handle() {
       return Status::Ok();
     }
     case wire::FrameType::kOps: {
-      std::int32_t device = 0;
-      std::uint32_t count = 0;
+      wire::OpsHeader ops_header;
       if (process_ < 0) return Status::InvalidArgument("ops before hello");
-      if (!wire::Read(payload_, offset, device) || !wire::Read(payload_, offset, count) ||
-          payload_.size() != offset + count * sizeof(wire::WireOp))
+      if (!wire::Read(payload_, offset, ops_header) ||
+          payload_.size() != offset + ops_header.count * sizeof(wire::WireOp) ||
+          ops_header.thread > 4096 || ops_header.thread_time_ps < 0)
         return Status::InvalidArgument("a malformed op batch");
-      LiveSource* source = server_.Source(process_, device);
+      LiveSource* source = server_.Source(process_, ops_header.device);
       if (source == nullptr)
         return Status::InvalidArgument(
-            fmt::format("ops for device {}, which it does not have", device));
-      std::vector<wire::WireOp> ops(count);
-      if (count > 0)
-        std::memcpy(ops.data(), payload_.data() + offset, count * sizeof(wire::WireOp));
-      source->Push(shared_from_this(), ops.data(), ops.size());
+            fmt::format("ops for device {}, which it does not have", ops_header.device));
+      std::vector<wire::WireOp> ops(ops_header.count);
+      if (!ops.empty())
+        std::memcpy(ops.data(), payload_.data() + offset, ops.size() * sizeof(wire::WireOp));
+      {
+        ProcessState& state = server_.State(process_);
+        std::lock_guard<std::mutex> lock(state.mu);
+        ProcessState::Thread& thread = state.threads[ops_header.thread];
+        thread.time = std::max(thread.time, ops_header.thread_time_ps);
+        thread.blocked = !ops.empty() && (ops.back().flags & wire::kWantsReply) != 0;
+        state.driver[static_cast<size_t>(ops_header.device)] = static_cast<int>(ops_header.thread);
+      }
+      source->Push(shared_from_this(), ops_header, ops.data());
+      server_.PokeProcess(process_);
       return Status::Ok();
     }
     default:
@@ -319,12 +397,13 @@ void Connection::Fail(const std::string& why) {
         process_, why.empty() ? std::string() : fmt::format("process {}: {}", process_, why));
 }
 
-void LiveSource::Push(std::shared_ptr<Connection> connection, const wire::WireOp* ops,
-                      std::size_t count) {
+void LiveSource::Push(std::shared_ptr<Connection> connection, const wire::OpsHeader& header,
+                      const wire::WireOp* ops) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     connection_ = std::move(connection);
-    queue_.insert(queue_.end(), ops, ops + count);
+    for (std::uint32_t i = 0; i < header.count; ++i)
+      queue_.push_back({ops[i], header.thread, header.thread_time_ps});
   }
   Wake();
 }
@@ -340,6 +419,7 @@ void LiveSource::Close(std::string error) {
 
 Result<bool> LiveSource::Next(Op& op) {
   wire::WireOp w;
+  SimTime thread_time = 0;
   std::shared_ptr<Connection> connection;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -347,7 +427,9 @@ Result<bool> LiveSource::Next(Op& op) {
       if (!error_.empty()) return Status::InvalidArgument(error_);
       return false;
     }
-    w = queue_.front();
+    w = queue_.front().op;
+    thread_time = queue_.front().thread_time;
+    last_thread_ = queue_.front().thread;
     queue_.pop_front();
     connection = connection_;
   }
@@ -412,15 +494,26 @@ Result<bool> LiveSource::Next(Op& op) {
   op.root = w.root;
   op.peer = w.peer;
   op.wants_reply = (w.flags & wire::kWantsReply) != 0;
+  op.not_before = thread_time;
   return true;
 }
 
 void LiveSource::Reply(const Op&, const OpReply& reply) {
   std::shared_ptr<Connection> connection;
+  std::uint32_t thread = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     connection = connection_;
+    thread = last_thread_;
   }
+  {
+    // The thread resumes at the answer's time.
+    std::lock_guard<std::mutex> lock(process_->mu);
+    ProcessState::Thread& t = process_->threads[thread];
+    t.blocked = false;
+    t.time = std::max(t.time, reply.host_time);
+  }
+  if (resume_) resume_();
   if (!connection) return;
   wire::Reply r;
   r.host_time_ps = reply.host_time;

@@ -59,10 +59,15 @@ class Client {
     }
     return SendFrame(FrameType::kNames, payload);
   }
-  bool SendOps(std::int32_t device, const WireOp* ops, std::uint32_t count) {
+  bool SendOps(std::int32_t device, const WireOp* ops, std::uint32_t count,
+               std::uint32_t thread = 0, std::int64_t thread_time_ps = 0) {
     std::string payload;
-    Append(payload, device);
-    Append(payload, count);
+    OpsHeader header;
+    header.device = device;
+    header.thread = thread;
+    header.thread_time_ps = thread_time_ps;
+    header.count = count;
+    Append(payload, header);
     payload.append(reinterpret_cast<const char*>(ops), count * sizeof(WireOp));
     return SendFrame(FrameType::kOps, payload);
   }

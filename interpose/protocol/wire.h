@@ -41,6 +41,16 @@ struct Hello {
   std::int32_t devices = 0;  // virtual devices this process drives
 };
 
+// Who sends a batch: host threads keep their own virtual clocks, and a thread blocked waiting
+// for a reply cannot send anything else, which is what lets the engine run ahead of it.
+struct OpsHeader {
+  std::int32_t device = 0;          // the process's device the ops are for
+  std::uint32_t thread = 0;         // the sending thread, numbered by the client from 0
+  std::int64_t thread_time_ps = 0;  // the thread's virtual clock when it sent the batch
+  std::uint32_t count = 0;
+  std::uint32_t reserved = 0;
+};
+
 // Op kinds on the wire: emulator::OpKind values, plus calls only live processes make.
 enum class WireKind : std::uint8_t {
   // 0 .. 18: emulator::OpKind, same numbering (checked by a static_assert in the server).

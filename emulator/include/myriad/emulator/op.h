@@ -133,6 +133,9 @@ struct Op {
   // engine's answer (OpSource::Reply) after this op.
   std::int32_t event2 = 0;
   bool wants_reply = false;
+  // Live processes: the issuing host thread's clock; the rank's host clock catches up to it
+  // (a thread that drives several devices moves all of their clocks).
+  SimTime not_before = -1;
 };
 
 // What the engine tells a live process after an op it waits on.

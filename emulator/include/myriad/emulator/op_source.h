@@ -30,6 +30,10 @@ class OpSource {
   // holds virtual time at the rank's clock and waits; the source calls the wakeup the engine
   // gave it when ops arrive. Recorded sources are never pending.
   virtual bool Pending() { return false; }
+  // While pending: the earliest virtual time the process could send this rank an op (its
+  // driving host thread's clock), or the largest SimTime when that thread is blocked waiting
+  // for the engine and so cannot hold time back. `host` is the rank's clock.
+  virtual SimTime HoldTime(SimTime host) { return host; }
   virtual void SetWakeup(std::function<void()> wakeup) { (void)wakeup; }
   // Called after an op with `wants_reply`, with what the process must be told.
   virtual void Reply(const Op& op, const OpReply& reply) {

@@ -1,0 +1,119 @@
+#include "cli/run_flags.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <ostream>
+
+#include "cli/commands.h"
+
+namespace myriad::cli {
+namespace {
+
+std::optional<double> ParseNumber(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !(v >= 0)) return std::nullopt;
+  return v;
+}
+
+bool WriteFile(const std::string& path, const std::string& text, std::ostream& err) {
+  std::ofstream file(path, std::ios::binary);
+  file << text;
+  if (!file) {
+    err << "myriad: error: cannot write " << path << "\n";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags& flags,
+                  std::string& error) {
+  const std::string& a = args[i];
+  auto value = [&]() -> std::optional<std::string> {
+    if (i + 1 >= args.size()) return std::nullopt;
+    return args[++i];
+  };
+  auto number = [&](const char* what, double* into) {
+    auto v = value();
+    auto n = v ? ParseNumber(*v) : std::nullopt;
+    if (!n) {
+      error = a + " needs " + what;
+      return false;
+    }
+    *into = *n;
+    return true;
+  };
+  auto file = [&](std::string* into) {
+    auto v = value();
+    if (!v) error = a + " needs a file";
+    else *into = *v;
+    return true;
+  };
+  double x = 0;
+  emulator::EngineOptions& o = flags.engine;
+  if (a == "--report") return file(&flags.report_path);
+  if (a == "--timeline") return file(&flags.timeline_path);
+  if (a == "--kernel-profile") {
+    std::string path;
+    file(&path);
+    if (error.empty()) o.timing.profile_paths.push_back(path);
+    return true;
+  }
+  if (a == "--timeline-ranks") {
+    if (number("a whole number", &x) && x != static_cast<int>(x))
+      error = "--timeline-ranks needs a whole number";
+    o.timeline_max_ranks = static_cast<int>(x);
+    return true;
+  }
+  if (a == "--fallback-kernel-us") {
+    if (number("a number >= 0", &x)) o.timing.fallback_duration = emulator::FromMicros(x);
+    return true;
+  }
+  if (a == "--launch-latency-us") {
+    if (number("a number >= 0", &x)) o.launch_latency = emulator::FromMicros(x);
+    return true;
+  }
+  if (a == "--api-cost-us") {
+    if (number("a number >= 0", &x)) o.api_call_cost = emulator::FromMicros(x);
+    return true;
+  }
+  if (a == "--overlap-slowdown") {
+    if (number("a number >= 0", &x)) o.overlap_slowdown = x;
+    return true;
+  }
+  if (a == "--fidelity") {
+    auto v = value();
+    if (!v) error = "--fidelity needs a value";
+    else if (*v != "analytical")
+      error = "--fidelity " + *v + " is not supported yet (only analytical)";
+    return true;
+  }
+  if (a == "--log-level") {
+    static const std::vector<std::string> kLevels = {"trace", "debug", "info",
+                                                     "warn",  "error", "off"};
+    auto v = value();
+    if (!v || std::find(kLevels.begin(), kLevels.end(), *v) == kLevels.end())
+      error = "--log-level needs one of trace, debug, info, warn, error, off";
+    else o.log_level = *v;
+    return true;
+  }
+  return false;
+}
+
+int FinishRun(const emulator::RunResult& result, const emulator::RunContext& context,
+              const RunFlags& flags, std::ostream& out, std::ostream& err) {
+  out << emulator::FormatSummary(result, context);
+  if (!flags.report_path.empty() &&
+      !WriteFile(flags.report_path, emulator::ReportJson(result, context), err))
+    return kExitFailure;
+  if (!flags.timeline_path.empty() &&
+      !WriteFile(flags.timeline_path, emulator::TimelineJson(result, context), err))
+    return kExitFailure;
+  return kExitOk;
+}
+
+}  // namespace myriad::cli

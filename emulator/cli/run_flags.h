@@ -1,0 +1,42 @@
+// Flags and outputs shared by the commands that run the engine (`replay`, `run`).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "myriad/emulator/engine.h"
+#include "myriad/emulator/report.h"
+
+namespace myriad::cli {
+
+struct RunFlags {
+  emulator::EngineOptions engine;
+  std::string report_path;
+  std::string timeline_path;
+  RunFlags() { engine.timeline_max_ranks = 64; }
+};
+
+inline constexpr const char* kRunFlagsUsage =
+    "  --report FILE            write the JSON report (docs/report-schema.md)\n"
+    "  --timeline FILE          write a Chrome/Perfetto trace of the run\n"
+    "  --timeline-ranks N       ranks in the timeline, evenly sampled (default 64)\n"
+    "  --kernel-profile FILE    a kernel profile database (repeatable; docs/kernel-timing.md)\n"
+    "  --fallback-kernel-us X   duration of kernels nothing else times (default 10)\n"
+    "  --launch-latency-us X    host enqueue to earliest device start (default 2)\n"
+    "  --api-cost-us X          host time per CUDA/NCCL call (default 0)\n"
+    "  --overlap-slowdown F     kernels run (1 + F) x longer while a collective of the same\n"
+    "                           rank is in flight (default 0.1)\n"
+    "  --fidelity analytical    the network model (analytical; flow arrives with issue 6)\n"
+    "  --log-level LEVEL        trace, debug, info, warn (default), error, off\n";
+
+// If args[i] is one of the flags above, consumes it and its value and returns true; a bad
+// value sets `error`.
+bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags& flags,
+                  std::string& error);
+
+// Prints the summary and writes the report and timeline; returns the exit status.
+int FinishRun(const emulator::RunResult& result, const emulator::RunContext& context,
+              const RunFlags& flags, std::ostream& out, std::ostream& err);
+
+}  // namespace myriad::cli

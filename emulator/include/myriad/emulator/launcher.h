@@ -1,0 +1,67 @@
+// `myriad run`'s launcher: checks the binary, starts its processes as torchrun, mpirun or
+// Slurm would (with the shims preloaded and connected to the live server), relays their
+// output, and reports how each one ended.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "myriad/status.h"
+
+namespace myriad::emulator {
+
+enum class LaunchEnv { kTorchrun, kMpi, kSlurm };
+Result<LaunchEnv> ParseLaunchEnv(const std::string& name);
+
+// What the ELF file says about the CUDA runtime.
+struct CudaLinkage {
+  bool has_device_code = false;      // a .nv_fatbin section
+  bool links_cudart_shared = false;  // DT_NEEDED libcudart.so.*
+  bool defines_cudart = false;       // defines cudaMalloc itself (static runtime)
+};
+Result<CudaLinkage> InspectElf(const std::string& path);
+// Fails with "PATH links the CUDA runtime statically: rebuild with -cudart shared".
+Status CheckNotStaticCudart(const std::string& path);
+// Resolves a command name through PATH, as execvp would.
+std::string FindExecutable(const std::string& command);
+
+struct LaunchOptions {
+  std::vector<std::string> command;
+  int processes = 1;
+  int devices_per_process = 1;
+  int processes_per_node = 1;  // for LOCAL_RANK and friends: GPUs per node / devices per process
+  LaunchEnv env = LaunchEnv::kTorchrun;
+  std::string socket_path;
+  std::string shim_dir;      // holds libcudart.so.13 and friends
+  double timeout_seconds = 0;  // 0: none
+  bool prefix_output = true;   // "[rank N] " before each line when several processes run
+};
+
+struct ProcessEnd {
+  int process = 0;
+  int pid = 0;
+  bool exited = false;  // else killed by a signal
+  int status = 0;       // exit status or signal number
+  bool stopped_by_myriad = false;
+};
+
+struct LaunchResult {
+  std::vector<ProcessEnd> ends;
+  bool timed_out = false;
+  // The first process that failed on its own, if any (exit status != 0 or a signal).
+  const ProcessEnd* first_failure() const;
+  // The status `myriad run` exits with: the binary's (the first failure's, else 0).
+  int exit_status() const;
+};
+
+// Starts the processes and returns once all have ended. `on_exit(p)` is called (from a
+// monitor thread) as each one ends, so the live server can close its ranks.
+Result<LaunchResult> Launch(const LaunchOptions& options, std::function<void(int)> on_exit);
+
+// The environment variables one process gets (besides the inherited ones), for tests/docs.
+std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& options, int process,
+                                                      int master_port);
+
+}  // namespace myriad::emulator

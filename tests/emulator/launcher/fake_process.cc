@@ -1,0 +1,67 @@
+// A stand-in for a CUDA program under `myriad run`, without CUDA: it speaks the wire protocol
+// the shims speak. Each of its devices runs STEPS kernels of KERNEL_US and synchronises after
+// each; it prints the virtual time Myriad answers. For launcher tests.
+//
+//   myriad_fake_process [--kernel-us X] [--steps N] [--exit-status S] [--crash-at-step K]
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "protocol/client.h"
+
+namespace {
+
+int Env(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double kernel_us = 100;
+  int steps = 2, exit_status = 0, crash_at = -1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--kernel-us")) kernel_us = std::atof(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--steps")) steps = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--exit-status")) exit_status = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--crash-at-step")) crash_at = std::atoi(argv[i + 1]);
+  }
+  const char* socket = std::getenv("MYRIAD_SOCKET");
+  const int process = Env("MYRIAD_PROCESS", -1);
+  const int devices = Env("MYRIAD_DEVICES", 0);
+  if (!socket || process < 0 || devices < 1) {
+    std::fprintf(stderr, "not started by myriad run\n");
+    return 3;
+  }
+  myriad::wire::Client client;
+  if (!client.Connect(socket) || !client.SendHello(process, devices) ||
+      !client.SendNames({{1, "fake_kernel"}})) {
+    std::fprintf(stderr, "cannot talk to myriad\n");
+    return 4;
+  }
+  std::printf("rank %d of %d (local %d), %d devices\n", Env("RANK", -1), Env("WORLD_SIZE", -1),
+              Env("LOCAL_RANK", -1), devices);
+  std::int64_t clock = 0;  // this thread's virtual clock: the last answer's time
+  for (int step = 0; step < steps; ++step) {
+    if (step == crash_at) ::raise(SIGSEGV);
+    for (int d = 0; d < devices; ++d) {
+      myriad::wire::WireOp ops[2];
+      ops[0].kind = 0;  // kernel
+      ops[0].name = 1;
+      ops[0].duration_ps = static_cast<std::int64_t>(kernel_us * 1e6);
+      ops[1].kind = 8;  // device_sync
+      ops[1].flags = myriad::wire::kWantsReply;
+      myriad::wire::Reply reply;
+      if (!client.SendOps(d, ops, 2, 0, clock) || !client.ReadReply(reply)) return 5;
+      clock = reply.host_time_ps;
+      std::printf("step %d device %d: %.3f us\n", step, d,
+                  static_cast<double>(reply.host_time_ps) / 1e6);
+    }
+  }
+  std::fflush(stdout);
+  return exit_status;
+}

@@ -1,0 +1,119 @@
+// `myriad run` end to end with a process that speaks the shims' protocol, and the launcher's
+// pieces: environments, ELF checks, failures and timeouts.
+#include "myriad/emulator/launcher.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/support/run_command.h"
+
+namespace myriad::emulator {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::pair<int, std::string> Myriad(const std::string& args) {
+  return myriad::testing::RunCommand(std::string(MYRIAD_BINARY) + " " + args + " 2>&1");
+}
+
+TEST(LauncherTest, RunsProcessesOnVirtualDevicesAndPrintsVirtualTime) {
+  const auto [status, out] =
+      Myriad(std::string("run scenarios/dgx-h100.toml --processes 2 --devices-per-process 4 "
+                         "--launch-latency-us 1 -- ") +
+             MYRIAD_FAKE_PROCESS + " --kernel-us 100 --steps 2");
+  EXPECT_EQ(status, 0) << out;
+  // One host thread drives 4 devices, synchronising after each kernel: its clock carries from
+  // device to device. Device 0: [1, 101]; device 1 launched at 101: [102, 202]; ...
+  EXPECT_THAT(out, HasSubstr("[rank 1] rank 1 of 2 (local 1), 4 devices"));
+  EXPECT_THAT(out, HasSubstr("[rank 0] step 0 device 0: 101.000 us"));
+  EXPECT_THAT(out, HasSubstr("[rank 0] step 0 device 3: 404.000 us"));
+  EXPECT_THAT(out, HasSubstr("[rank 1] step 1 device 0: 505.000 us"));
+  EXPECT_THAT(out, HasSubstr("myriad run: process"));
+  EXPECT_THAT(out, HasSubstr("8 ranks | 32 ops simulated"));
+  EXPECT_THAT(out, HasSubstr("total time              808.000 us"));
+}
+
+TEST(LauncherTest, ExitStatusAndCrashesAreReported) {
+  const auto [status, out] = Myriad(std::string("run scenarios/dgx-h100.toml --processes 1 -- ") +
+                                    MYRIAD_FAKE_PROCESS + " --exit-status 7");
+  EXPECT_EQ(status, 7) << out;
+  EXPECT_THAT(out, HasSubstr("myriad: error: rank 0 (pid "));
+  EXPECT_THAT(out, HasSubstr(") exited with status 7"));
+
+  const auto [crash_status, crash] =
+      Myriad(std::string("run scenarios/dgx-h100.toml --processes 4 --devices-per-process 2 -- ") +
+             MYRIAD_FAKE_PROCESS + " --crash-at-step 0 --steps 2");
+  EXPECT_EQ(crash_status, 128 + 11) << crash;
+  EXPECT_THAT(crash, HasSubstr("was killed by signal 11 (SIGSEGV)"));
+  EXPECT_THAT(crash, HasSubstr("the other processes were stopped"));
+}
+
+TEST(LauncherTest, TimeoutStopsEverything) {
+  const auto [status, out] = Myriad(
+      "run scenarios/dgx-h100.toml --processes 2 --timeout 0.5 -- "
+      "sleep 30");
+  EXPECT_EQ(status, 124) << out;
+  EXPECT_THAT(out, HasSubstr("timed out after 0.5 s of wall time"));
+}
+
+TEST(LauncherTest, BadLaunchesAreExitStatusTwo) {
+  auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 16 -- true");
+  EXPECT_EQ(status, 2);
+  EXPECT_THAT(out, HasSubstr("16 processes x 1 devices need 16 GPUs; dgx-h100 has 8"));
+  std::tie(status, out) = Myriad("run scenarios/dgx-h100.toml --processes 1 -- /no/such/binary");
+  EXPECT_EQ(status, 2);
+  EXPECT_THAT(out, HasSubstr("cannot start /no/such/binary"));
+  std::tie(status, out) = Myriad("run scenarios/dgx-h100.toml");
+  EXPECT_EQ(status, 2);
+  EXPECT_THAT(out, HasSubstr("missing the command to run (after --)"));
+}
+
+TEST(LauncherTest, EnvironmentsAsTorchrunMpiAndSlurmSetThem) {
+  LaunchOptions o;
+  o.processes = 16;
+  o.devices_per_process = 1;
+  o.processes_per_node = 8;
+  o.socket_path = "/tmp/x/socket";
+  o.shim_dir = "/opt/shims";
+  auto env = ProcessEnvironment(o, 11, 12345);
+  EXPECT_EQ(env["RANK"], "11");
+  EXPECT_EQ(env["WORLD_SIZE"], "16");
+  EXPECT_EQ(env["LOCAL_RANK"], "3");
+  EXPECT_EQ(env["LOCAL_WORLD_SIZE"], "8");
+  EXPECT_EQ(env["GROUP_RANK"], "1");
+  EXPECT_EQ(env["MASTER_ADDR"], "127.0.0.1");
+  EXPECT_EQ(env["MASTER_PORT"], "12345");
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "0");
+  EXPECT_EQ(env["MYRIAD_SOCKET"], "/tmp/x/socket");
+  EXPECT_THAT(env["LD_LIBRARY_PATH"], ::testing::StartsWith("/opt/shims"));
+  o.env = LaunchEnv::kMpi;
+  env = ProcessEnvironment(o, 11, 1);
+  EXPECT_EQ(env["OMPI_COMM_WORLD_RANK"], "11");
+  EXPECT_EQ(env["OMPI_COMM_WORLD_LOCAL_RANK"], "3");
+  EXPECT_EQ(env.count("RANK"), 0u);
+  o.env = LaunchEnv::kSlurm;
+  o.devices_per_process = 4;
+  env = ProcessEnvironment(o, 11, 1);
+  EXPECT_EQ(env["SLURM_PROCID"], "11");
+  EXPECT_EQ(env["SLURM_NODEID"], "1");
+  EXPECT_EQ(env["SLURM_NNODES"], "2");
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "0,1,2,3");
+  EXPECT_FALSE(ParseLaunchEnv("pbs").ok());
+}
+
+TEST(LauncherTest, ElfInspection) {
+  auto self = InspectElf(MYRIAD_FAKE_PROCESS);
+  ASSERT_TRUE(self.ok());
+  EXPECT_FALSE(self->has_device_code);
+  EXPECT_FALSE(self->links_cudart_shared);
+  EXPECT_TRUE(CheckNotStaticCudart(MYRIAD_FAKE_PROCESS).ok());
+  EXPECT_TRUE(CheckNotStaticCudart("scenarios/dgx-h100.toml").ok());  // not ELF: started as is
+  EXPECT_FALSE(InspectElf("/no/such/file").ok());
+  EXPECT_EQ(FindExecutable("sh").substr(FindExecutable("sh").size() - 3), "/sh");
+}
+
+}  // namespace
+}  // namespace myriad::emulator
