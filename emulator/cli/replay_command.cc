@@ -19,15 +19,17 @@
 namespace myriad::cli {
 namespace {
 
-const std::string kReplayUsage = std::string(
-    "usage: myriad replay TRACE --scenario SCENARIO [options]\n"
-    "\n"
-    "Runs the per-rank op streams of TRACE (JSON Lines or binary, docs/trace-format.md) on the\n"
-    "scenario's cluster in virtual time, and prints the predicted iteration time, per-rank\n"
-    "compute / exposed communication / idle time, peak memory and kernel timing coverage.\n"
-    "\n"
-    "  --scenario FILE          the cluster (required)\n") +
-                                  kRunFlagsUsage;
+const std::string kReplayUsage =
+    std::string(
+        "usage: myriad replay TRACE --scenario SCENARIO [options]\n"
+        "\n"
+        "Runs the per-rank op streams of TRACE (JSON Lines or binary, docs/trace-format.md) on "
+        "the\n"
+        "scenario's cluster in virtual time, and prints the predicted iteration time, per-rank\n"
+        "compute / exposed communication / idle time, peak memory and kernel timing coverage.\n"
+        "\n"
+        "  --scenario FILE          the cluster (required)\n") +
+    kRunFlagsUsage;
 
 constexpr const char* kTraceUsage =
     "usage: myriad trace convert IN OUT\n"
@@ -83,8 +85,9 @@ int RunReplay(const std::vector<std::string>& args, std::ostream& out, std::ostr
     err << "myriad: error: " << result.status().message() << "\n";
     return kExitFailure;
   }
-  emulator::RunContext context{"replay", scenario->name, scenario_path,
-                               (*workload)->description(), "analytical", &scenario->cluster};
+  emulator::RunContext context{"replay",      scenario->name,
+                               scenario_path, (*workload)->description(),
+                               "analytical",  &scenario->cluster};
   return FinishRun(*result, context, flags, out, err);
 }
 

@@ -131,6 +131,14 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   launch.processes = processes;
   launch.devices_per_process = devices;
   launch.processes_per_node = std::max(1, cluster.gpus_per_node / devices);
+  // What the shims report as the device, and how they keep the host clock.
+  launch.extra_env["MYRIAD_GPU_NAME"] = cluster.gpu.name;
+  launch.extra_env["MYRIAD_GPU_MEMORY"] =
+      std::to_string(static_cast<std::uint64_t>(cluster.gpu.hbm_bytes));
+  launch.extra_env["MYRIAD_GPU_SMS"] = std::to_string(cluster.gpu.sm_count);
+  launch.extra_env["MYRIAD_GPU_MAJOR"] = std::to_string(cluster.gpu.compute_capability_major);
+  launch.extra_env["MYRIAD_GPU_MINOR"] = std::to_string(cluster.gpu.compute_capability_minor);
+  launch.extra_env["MYRIAD_API_COST_PS"] = std::to_string(flags.engine.api_call_cost);
 
   const std::string program = emulator::FindExecutable(launch.command[0]);
   if (::access(program.c_str(), X_OK) != 0) {

@@ -49,8 +49,10 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
   };
   auto file = [&](std::string* into) {
     auto v = value();
-    if (!v) error = a + " needs a file";
-    else *into = *v;
+    if (!v)
+      error = a + " needs a file";
+    else
+      *into = *v;
     return true;
   };
   double x = 0;
@@ -87,7 +89,8 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
   }
   if (a == "--fidelity") {
     auto v = value();
-    if (!v) error = "--fidelity needs a value";
+    if (!v)
+      error = "--fidelity needs a value";
     else if (*v != "analytical")
       error = "--fidelity " + *v + " is not supported yet (only analytical)";
     return true;
@@ -98,7 +101,8 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
     auto v = value();
     if (!v || std::find(kLevels.begin(), kLevels.end(), *v) == kLevels.end())
       error = "--log-level needs one of trace, debug, info, warn, error, off";
-    else o.log_level = *v;
+    else
+      o.log_level = *v;
     return true;
   }
   return false;

@@ -25,7 +25,8 @@ std::string StringAt(const std::string& file, std::uint64_t table, std::uint64_t
                      std::uint64_t index) {
   if (index >= size || table + index >= file.size()) return {};
   const char* begin = file.data() + table + index;
-  const std::size_t max = static_cast<std::size_t>(std::min(size - index, file.size() - table - index));
+  const std::size_t max =
+      static_cast<std::size_t>(std::min(size - index, file.size() - table - index));
   return std::string(begin, strnlen(begin, max));
 }
 
@@ -56,7 +57,8 @@ Result<CudaLinkage> InspectElf(const std::string& path) {
         Elf64_Dyn dyn{};
         if (!At(file, sh.sh_offset + off, dyn) || dyn.d_tag == DT_NULL) break;
         if (dyn.d_tag == DT_NEEDED &&
-            StringAt(file, strtab.sh_offset, strtab.sh_size, dyn.d_un.d_val).rfind("libcudart.so", 0) == 0)
+            StringAt(file, strtab.sh_offset, strtab.sh_size, dyn.d_un.d_val)
+                    .rfind("libcudart.so", 0) == 0)
           linkage.links_cudart_shared = true;
       }
     }

@@ -2,6 +2,7 @@
 #include "myriad/emulator/launcher.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -10,8 +11,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fcntl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -28,8 +27,9 @@ namespace myriad::emulator {
 namespace {
 
 // The shims a process gets, preloaded so an RPATH to the real toolkit cannot win.
-constexpr const char* kShims[] = {"libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13",
-                                  "libnccl.so.2",    "libcuda.so.1",    "libnvidia-ml.so.1"};
+constexpr const char* kShims[] = {"libcudart.so.13",   "libcublas.so.13", "libcublasLt.so.13",
+                                  "libnccl.so.2",      "libcuda.so.1",    "libnvidia-ml.so.1",
+                                  "libmyriad_clock.so"};
 
 int FreePort() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -136,15 +136,16 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
   env["MYRIAD_PROCESS"] = std::to_string(process);
   env["MYRIAD_DEVICES"] = std::to_string(o.devices_per_process);
   const char* library_path = std::getenv("LD_LIBRARY_PATH");
-  env["LD_LIBRARY_PATH"] = o.shim_dir + (library_path && *library_path
-                                             ? std::string(":") + library_path
-                                             : std::string());
+  env["LD_LIBRARY_PATH"] =
+      o.shim_dir +
+      (library_path && *library_path ? std::string(":") + library_path : std::string());
   std::string preload;
   for (const char* shim : kShims) {
     const std::string file = o.shim_dir + "/" + shim;
     if (::access(file.c_str(), R_OK) == 0) preload += (preload.empty() ? "" : ":") + file;
   }
   env["LD_PRELOAD"] = preload;
+  for (const auto& [k, v] : o.extra_env) env[k] = v;
   return env;
 }
 
@@ -198,7 +199,8 @@ Result<LaunchResult> Launch(const LaunchOptions& options, std::function<void(int
     posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
     pid_t pid = -1;
-    const int rc = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
+    const int rc =
+        ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     ::close(out_pipe[1]);
     ::close(err_pipe[1]);

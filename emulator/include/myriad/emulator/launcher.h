@@ -37,6 +37,8 @@ struct LaunchOptions {
   std::string shim_dir;      // holds libcudart.so.13 and friends
   double timeout_seconds = 0;  // 0: none
   bool prefix_output = true;   // "[rank N] " before each line when several processes run
+  // More environment for every process (the virtual GPU's properties, clock settings).
+  std::map<std::string, std::string> extra_env;
 };
 
 struct ProcessEnd {

@@ -1,0 +1,52 @@
+// The runtime's services for the other shims (NCCL, cuBLAS, cuBLASLt) and the clock preload.
+//
+// There is one connection to Myriad per host thread, and one op stream per device; both live
+// in the cudart shim. The other shims reach them through this table, which the cudart shim
+// hands out from cudaGetExportTable() for kClientTableId, the mechanism the real runtime uses
+// for its private tables, so no shim exports anything the real library does not.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "protocol/wire.h"
+
+namespace myriad::shim {
+
+// {4d59..}: "MYRIADCLIENT" padded; any 16 bytes no real table uses.
+inline constexpr cudaUUID_t kClientTableId = {
+    {'M', 'Y', 'R', 'I', 'A', 'D', '-', 'C', 'L', 'I', 'E', 'N', 'T', '-', 'v', '1'}};
+
+struct ClientTable {
+  std::uint32_t version;  // 1
+  // Appends an op for `device` (-1: the calling thread's current device) to the calling
+  // thread's batch. Returns 0, or a cudaError_t when Myriad cannot be reached.
+  int (*submit)(const wire::WireOp* op, int device);
+  // Sends the batch and `op` (which waits for an answer) and returns Myriad's reply.
+  int (*call)(const wire::WireOp* op, int device, wire::Reply* reply);
+  // This thread's id for a name (kernel, communicator), defined to Myriad on first use.
+  std::uint32_t (*intern)(const char* name);
+  // The calling thread's current device, and Myriad's stream id for a stream handle on it
+  // (0: legacy default stream, -2: per-thread default stream).
+  int (*current_device)();
+  int (*stream_id)(cudaStream_t stream);
+  // Virtual time of the calling thread, picoseconds since the run started.
+  std::int64_t (*thread_time)();
+  // This process's index and virtual devices (from the launcher).
+  int process;
+  int devices;
+};
+
+// The table, or nullptr when the cudart shim is not Myriad's (or not initialised).
+inline const ClientTable* Client() {
+  static const ClientTable* table = [] {
+    const void* t = nullptr;
+    return cudaGetExportTable(&t, &kClientTableId) == cudaSuccess
+               ? static_cast<const ClientTable*>(t)
+               : nullptr;
+  }();
+  return table;
+}
+
+}  // namespace myriad::shim

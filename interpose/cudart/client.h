@@ -1,0 +1,44 @@
+// The cudart shim's connection to Myriad: one socket per host thread, one virtual clock per
+// host thread, ops batched until something must wait for an answer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/client_api.h"
+#include "protocol/wire.h"
+
+namespace myriad::shim {
+
+// Launch settings read once from the environment `myriad run` sets.
+struct Settings {
+  bool under_myriad = false;  // MYRIAD_SOCKET is set
+  std::string socket;
+  int process = 0;
+  int devices = 1;
+  std::int64_t api_cost_ps = 0;  // MYRIAD_API_COST_PS: host time per intercepted call
+  bool virtual_clock = true;     // MYRIAD_HOST_CLOCK != "real"
+  // The virtual GPU (MYRIAD_GPU_*), for device properties.
+  std::string gpu_name = "NVIDIA H100 80GB HBM3";
+  std::uint64_t gpu_memory = 80ull << 30;
+  int gpu_sms = 132;
+  int gpu_major = 9, gpu_minor = 0;
+};
+const Settings& GetSettings();
+
+// The calling thread's current device (cudaSetDevice).
+int CurrentDevice();
+void SetCurrentDevice(int device);
+
+// Appends `op` for `device` (-1: current) to this thread's batch. 0, or a cudaError_t.
+int Submit(const wire::WireOp& op, int device = -1);
+// Sends the batch with `op`, waits for Myriad's answer; the thread's clock becomes its time.
+int Call(const wire::WireOp& op, int device, wire::Reply* reply);
+// Sends this thread's batch now (before the process exits, for example).
+void Flush();
+std::uint32_t Intern(const std::string& name);
+std::int64_t ThreadTime();
+
+const ClientTable& Table();
+
+}  // namespace myriad::shim

@@ -1,0 +1,793 @@
+// The CUDA runtime API on virtual devices: device memory is address space with no contents,
+// streams and events are handles Myriad's engine knows by id, and everything that touches
+// the GPU becomes an op for the engine. Synchronising calls wait for the engine's answer,
+// which carries the thread's new virtual time.
+#include <cuda_runtime_api.h>
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/export.h"
+#include "common/unsupported.h"
+#include "cudart/client.h"
+
+namespace myriad::shim {
+namespace {
+
+// Op kinds, as emulator::OpKind numbers them.
+enum Kind : std::uint8_t {
+  kKernel = 0,
+  kMemcpy = 1,
+  kMemset = 2,
+  kEventRecord = 3,
+  kStreamWaitEvent = 4,
+  kEventSync = 5,
+  kEventQuery = 6,
+  kStreamSync = 7,
+  kDeviceSync = 8,
+  kStreamCreate = 9,
+  kMalloc = 10,
+  kFree = 11,
+  kMarker = 18,
+};
+enum CopyKind : std::uint8_t { kH2D = 0, kD2H = 1, kD2D = 2, kPeer = 3 };
+constexpr std::int32_t kLegacyStreamId = 0;
+constexpr std::int32_t kPerThreadStreamId = -2;
+// cudaStreamLegacy and cudaStreamPerThread, without the header's C-style casts.
+constexpr std::uintptr_t kLegacyHandle = 0x1;
+constexpr std::uintptr_t kPerThreadHandle = 0x2;
+constexpr std::uint32_t kStreamMagic = 0x5354524d;  // "MRTS"
+constexpr std::uint32_t kEventMagic = 0x5645524d;
+
+thread_local cudaError_t last_error = cudaSuccess;
+
+cudaError_t Fail(cudaError_t e) {
+  if (e != cudaSuccess) last_error = e;
+  return e;
+}
+
+// --- Device memory: reserved, never accessible address space (a host access faults) ---
+class DeviceMemory {
+ public:
+  static DeviceMemory& Get() {
+    static DeviceMemory* memory = new DeviceMemory();
+    return *memory;
+  }
+  void* Allocate(std::size_t bytes, int device) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::size_t size = (std::max<std::size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
+    std::uintptr_t address = 0;
+    auto reuse = free_.find(size);
+    if (reuse != free_.end() && !reuse->second.empty()) {
+      address = reuse->second.back();
+      reuse->second.pop_back();
+    } else {
+      if (next_ + size > base_ + kReserve) return nullptr;
+      address = next_;
+      next_ += size;
+    }
+    blocks_[address] = {bytes, size, device};
+    used_[static_cast<std::size_t>(device)] += bytes;
+    return reinterpret_cast<void*>(address);
+  }
+  // The bytes and device of a block, or false if `p` is not one.
+  bool Free(void* p, std::size_t* bytes, int* device) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = blocks_.find(reinterpret_cast<std::uintptr_t>(p));
+    if (it == blocks_.end()) return false;
+    *bytes = it->second.bytes;
+    *device = it->second.device;
+    used_[static_cast<std::size_t>(*device)] -= it->second.bytes;
+    free_[it->second.size].push_back(it->first);
+    blocks_.erase(it);
+    return true;
+  }
+  bool Contains(const void* p) const {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    return a >= base_ && a < base_ + kReserve;
+  }
+  std::uint64_t Used(int device) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return used_[static_cast<std::size_t>(device)];
+  }
+
+ private:
+  static constexpr std::size_t kAlign = 512;  // cudaMalloc returns 256-byte aligned at least
+  static constexpr std::size_t kReserve = std::size_t{1} << 44;  // 16 TiB of address space
+  struct Block {
+    std::size_t bytes, size;
+    int device;
+  };
+  DeviceMemory() : used_(64, 0) {
+    void* base =
+        ::mmap(nullptr, kReserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    base_ = base == MAP_FAILED ? 0 : reinterpret_cast<std::uintptr_t>(base);
+    next_ = base_;
+  }
+  std::mutex mu_;
+  std::uintptr_t base_ = 0, next_ = 0;
+  std::map<std::size_t, std::vector<std::uintptr_t>> free_;
+  std::unordered_map<std::uintptr_t, Block> blocks_;
+  std::vector<std::uint64_t> used_;
+};
+
+// --- Streams and events: handles with the engine's ids ---
+struct StreamHandle {
+  std::uint32_t magic = kStreamMagic;
+  int device = 0;
+  std::int32_t id = 0;
+  unsigned flags = 0;
+  int priority = 0;
+};
+struct EventHandle {
+  std::uint32_t magic = kEventMagic;
+  int device = 0;
+  std::int32_t id = 0;
+  unsigned flags = 0;
+};
+
+std::mutex ids_mu;
+std::int32_t next_stream_id = 1;
+std::int32_t next_event_id = 1;
+
+// A stream handle's device and engine id; false for a handle that is not a stream.
+bool Resolve(cudaStream_t stream, int* device, std::int32_t* id) {
+  const auto value = reinterpret_cast<std::uintptr_t>(stream);
+  if (value == 0 || value == kLegacyHandle) {
+    *device = CurrentDevice();
+    *id = kLegacyStreamId;
+    return true;
+  }
+  if (value == kPerThreadHandle) {
+    *device = CurrentDevice();
+    *id = kPerThreadStreamId;
+    return true;
+  }
+  auto* h = reinterpret_cast<StreamHandle*>(stream);
+  if (h->magic != kStreamMagic) return false;
+  *device = h->device;
+  *id = h->id;
+  return true;
+}
+
+EventHandle* AsEvent(cudaEvent_t event) {
+  auto* h = reinterpret_cast<EventHandle*>(event);
+  return h && h->magic == kEventMagic ? h : nullptr;
+}
+
+wire::WireOp Op(std::uint8_t kind, std::int32_t stream = 0) {
+  wire::WireOp op;
+  op.kind = kind;
+  op.stream = stream;
+  return op;
+}
+
+// --- Kernels: names from registration ---
+struct KernelRecord {
+  std::string name;
+};
+std::mutex kernels_mu;
+std::unordered_map<const void*, KernelRecord*>& Kernels() {
+  static auto* kernels = new std::unordered_map<const void*, KernelRecord*>();
+  return *kernels;
+}
+KernelRecord* KernelFor(const void* host_function) {
+  std::lock_guard<std::mutex> lock(kernels_mu);
+  auto it = Kernels().find(host_function);
+  if (it != Kernels().end()) return it->second;
+  // A launch of something never registered still gets a (stable) name.
+  auto* record = new KernelRecord{"unregistered_kernel"};
+  Kernels()[host_function] = record;
+  return record;
+}
+
+thread_local struct {
+  dim3 grid, block;
+  std::size_t shared = 0;
+  cudaStream_t stream = nullptr;
+} pushed_configuration;
+
+cudaError_t Launch(KernelRecord* kernel, dim3 grid, dim3 block, std::size_t shared,
+                   cudaStream_t stream, bool per_thread_default) {
+  int device = 0;
+  std::int32_t id = 0;
+  if (per_thread_default && stream == nullptr)
+    stream = reinterpret_cast<cudaStream_t>(kPerThreadHandle);
+  if (!Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  wire::WireOp op = Op(kKernel, id);
+  op.name = Intern(kernel->name);
+  op.grid[0] = grid.x, op.grid[1] = grid.y, op.grid[2] = grid.z;
+  op.block[0] = block.x, op.block[1] = block.y, op.block[2] = block.z;
+  op.shared_mem = static_cast<std::uint32_t>(shared);
+  return Fail(static_cast<cudaError_t>(Submit(op, device)));
+}
+
+CopyKind KindOf(const void* dst, const void* src, cudaMemcpyKind kind) {
+  switch (kind) {
+    case cudaMemcpyHostToDevice:
+      return kH2D;
+    case cudaMemcpyDeviceToHost:
+      return kD2H;
+    case cudaMemcpyDeviceToDevice:
+      return kD2D;
+    default: {
+      const bool d = DeviceMemory::Get().Contains(dst), s = DeviceMemory::Get().Contains(src);
+      return d && s ? kD2D : d ? kH2D : s ? kD2H : kD2D;
+    }
+  }
+}
+
+cudaError_t Copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, cudaStream_t stream,
+                 bool async) {
+  if (bytes == 0) return cudaSuccess;
+  if (!dst || !src) return Fail(cudaErrorInvalidValue);
+  int device = 0;
+  std::int32_t id = 0;
+  if (!Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  // Device memory has no contents: what a copy brings to the host is zeros.
+  if (kind == kD2H && !DeviceMemory::Get().Contains(dst)) std::memset(dst, 0, bytes);
+  wire::WireOp op = Op(kMemcpy, id);
+  op.bytes = bytes;
+  op.copy_kind = kind;
+  if (async) {
+    op.flags = wire::kAsync;
+    return Fail(static_cast<cudaError_t>(Submit(op, device)));
+  }
+  return Fail(static_cast<cudaError_t>(Call(op, device, nullptr)));
+}
+
+cudaError_t Set(void* dst, std::size_t bytes, cudaStream_t stream, bool async) {
+  if (bytes == 0) return cudaSuccess;
+  int device = 0;
+  std::int32_t id = 0;
+  if (!Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  if (!DeviceMemory::Get().Contains(dst)) return Fail(cudaErrorInvalidValue);
+  wire::WireOp op = Op(kMemset, id);
+  op.bytes = bytes;
+  if (async) {
+    op.flags = wire::kAsync;
+    return Fail(static_cast<cudaError_t>(Submit(op, device)));
+  }
+  return Fail(static_cast<cudaError_t>(Call(op, device, nullptr)));
+}
+
+cudaError_t Allocate(void** ptr, std::size_t bytes) {
+  if (!ptr) return Fail(cudaErrorInvalidValue);
+  const int device = CurrentDevice();
+  void* p = DeviceMemory::Get().Allocate(bytes, device);
+  if (!p) return Fail(cudaErrorMemoryAllocation);
+  wire::WireOp op = Op(kMalloc);
+  op.bytes = bytes;
+  *ptr = p;
+  return Fail(static_cast<cudaError_t>(Submit(op, device)));
+}
+
+cudaError_t Release(void* p) {
+  if (!p) return cudaSuccess;  // cudaFree(0) initialises the context
+  std::size_t bytes = 0;
+  int device = 0;
+  if (!DeviceMemory::Get().Free(p, &bytes, &device)) return Fail(cudaErrorInvalidValue);
+  wire::WireOp op = Op(kFree);
+  op.bytes = bytes;
+  return Fail(static_cast<cudaError_t>(Submit(op, device)));
+}
+
+int StreamIdForTable(cudaStream_t stream) {
+  int device = 0;
+  std::int32_t id = 0;
+  return Resolve(stream, &device, &id) ? id : kLegacyStreamId;
+}
+
+int SubmitForTable(const wire::WireOp* op, int device) { return Submit(*op, device); }
+int CallForTable(const wire::WireOp* op, int device, wire::Reply* reply) {
+  return Call(*op, device, reply);
+}
+std::uint32_t InternForTable(const char* name) { return Intern(name); }
+
+void SetLastErrorFromUnsupported(int error) { last_error = static_cast<cudaError_t>(error); }
+[[maybe_unused]] const bool hook_registered = [] {
+  SetCudartLastErrorHook(SetLastErrorFromUnsupported);
+  return true;
+}();
+
+}  // namespace
+
+const ClientTable& Table() {
+  static const ClientTable table = {1,
+                                    SubmitForTable,
+                                    CallForTable,
+                                    InternForTable,
+                                    CurrentDevice,
+                                    StreamIdForTable,
+                                    ThreadTime,
+                                    GetSettings().process,
+                                    GetSettings().devices};
+  return table;
+}
+
+}  // namespace myriad::shim
+
+using myriad::shim::Fail;  // NOLINT: the API below reads better without qualification
+namespace shim = myriad::shim;
+namespace wire = myriad::wire;
+
+extern "C" {
+
+// ---- Errors and versions ----
+MYRIAD_EXPORT cudaError_t cudaGetLastError() {
+  const cudaError_t e = shim::last_error;
+  shim::last_error = cudaSuccess;
+  return e;
+}
+MYRIAD_EXPORT cudaError_t cudaPeekAtLastError() { return shim::last_error; }
+MYRIAD_EXPORT const char* cudaGetErrorName(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess:
+      return "cudaSuccess";
+    case cudaErrorInvalidValue:
+      return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation:
+      return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidDevice:
+      return "cudaErrorInvalidDevice";
+    case cudaErrorInvalidResourceHandle:
+      return "cudaErrorInvalidResourceHandle";
+    case cudaErrorNotReady:
+      return "cudaErrorNotReady";
+    case cudaErrorNotSupported:
+      return "cudaErrorNotSupported";
+    case cudaErrorUnknown:
+      return "cudaErrorUnknown";
+    default:
+      return "cudaErrorUnknown";
+  }
+}
+MYRIAD_EXPORT const char* cudaGetErrorString(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess:
+      return "no error";
+    case cudaErrorInvalidValue:
+      return "invalid argument";
+    case cudaErrorMemoryAllocation:
+      return "out of memory";
+    case cudaErrorInvalidDevice:
+      return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle:
+      return "invalid resource handle";
+    case cudaErrorNotReady:
+      return "device not ready";
+    case cudaErrorNotSupported:
+      return "operation not supported (by Myriad)";
+    default:
+      return "unknown error";
+  }
+}
+MYRIAD_EXPORT cudaError_t cudaRuntimeGetVersion(int* v) {
+  if (!v) return Fail(cudaErrorInvalidValue);
+  *v = CUDART_VERSION;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaDriverGetVersion(int* v) { return cudaRuntimeGetVersion(v); }
+MYRIAD_EXPORT cudaError_t cudaGetExportTable(const void** table, const cudaUUID_t* id) {
+  if (!table || !id) return Fail(cudaErrorInvalidValue);
+  if (std::memcmp(id->bytes, shim::kClientTableId.bytes, sizeof(id->bytes)) == 0) {
+    *table = &shim::Table();
+    return cudaSuccess;
+  }
+  return Fail(cudaErrorNotSupported);
+}
+
+// ---- Devices ----
+MYRIAD_EXPORT cudaError_t cudaGetDeviceCount(int* count) {
+  if (!count) return Fail(cudaErrorInvalidValue);
+  *count = shim::GetSettings().devices;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaSetDevice(int device) {
+  if (device < 0 || device >= shim::GetSettings().devices) return Fail(cudaErrorInvalidDevice);
+  shim::SetCurrentDevice(device);
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaGetDevice(int* device) {
+  if (!device) return Fail(cudaErrorInvalidValue);
+  *device = shim::CurrentDevice();
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaSetDeviceFlags(unsigned) { return cudaSuccess; }
+MYRIAD_EXPORT cudaError_t cudaGetDeviceFlags(unsigned* flags) {
+  if (!flags) return Fail(cudaErrorInvalidValue);
+  *flags = 0;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaDeviceReset() { return cudaSuccess; }
+MYRIAD_EXPORT cudaError_t cudaDeviceCanAccessPeer(int* can, int device, int peer) {
+  const int n = shim::GetSettings().devices;
+  if (!can || device < 0 || device >= n || peer < 0 || peer >= n)
+    return Fail(cudaErrorInvalidDevice);
+  *can = device != peer;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int, unsigned) { return cudaSuccess; }
+MYRIAD_EXPORT cudaError_t cudaDeviceDisablePeerAccess(int) { return cudaSuccess; }
+MYRIAD_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+  if (least) *least = 0;
+  if (greatest) *greatest = -5;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
+  const shim::Settings& s = shim::GetSettings();
+  if (!p) return Fail(cudaErrorInvalidValue);
+  if (device < 0 || device >= s.devices) return Fail(cudaErrorInvalidDevice);
+  std::memset(p, 0, sizeof(*p));
+  std::strncpy(p->name, s.gpu_name.c_str(), sizeof(p->name) - 1);
+  p->totalGlobalMem = s.gpu_memory;
+  p->multiProcessorCount = s.gpu_sms;
+  p->major = s.gpu_major;
+  p->minor = s.gpu_minor;
+  p->warpSize = 32;
+  p->maxThreadsPerBlock = 1024;
+  p->maxThreadsDim[0] = p->maxThreadsDim[1] = 1024;
+  p->maxThreadsDim[2] = 64;
+  p->maxGridSize[0] = 2147483647;
+  p->maxGridSize[1] = p->maxGridSize[2] = 65535;
+  p->sharedMemPerBlock = 48 * 1024;
+  p->sharedMemPerBlockOptin = 227 * 1024;
+  p->sharedMemPerMultiprocessor = 228 * 1024;
+  p->regsPerBlock = p->regsPerMultiprocessor = 65536;
+  p->maxThreadsPerMultiProcessor = 2048;
+  p->l2CacheSize = 50 * 1024 * 1024;
+  p->memoryBusWidth = 5120;
+  p->totalConstMem = 64 * 1024;
+  p->pciBusID = device;
+  p->concurrentKernels = 1;
+  p->asyncEngineCount = 2;
+  p->unifiedAddressing = 1;
+  p->managedMemory = 1;
+  p->canMapHostMemory = 1;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  cudaDeviceProp p;
+  if (!value) return Fail(cudaErrorInvalidValue);
+  if (cudaError_t e = cudaGetDeviceProperties(&p, device); e != cudaSuccess) return e;
+  switch (attr) {
+    case cudaDevAttrMultiProcessorCount:
+      *value = p.multiProcessorCount;
+      break;
+    case cudaDevAttrComputeCapabilityMajor:
+      *value = p.major;
+      break;
+    case cudaDevAttrComputeCapabilityMinor:
+      *value = p.minor;
+      break;
+    case cudaDevAttrMaxThreadsPerBlock:
+      *value = p.maxThreadsPerBlock;
+      break;
+    case cudaDevAttrWarpSize:
+      *value = p.warpSize;
+      break;
+    case cudaDevAttrMaxSharedMemoryPerBlock:
+      *value = static_cast<int>(p.sharedMemPerBlock);
+      break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin:
+      *value = static_cast<int>(p.sharedMemPerBlockOptin);
+      break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
+      *value = static_cast<int>(p.sharedMemPerMultiprocessor);
+      break;
+    case cudaDevAttrL2CacheSize:
+      *value = p.l2CacheSize;
+      break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor:
+      *value = p.maxThreadsPerMultiProcessor;
+      break;
+    case cudaDevAttrPciBusId:
+      *value = p.pciBusID;
+      break;
+    case cudaDevAttrConcurrentKernels:
+    case cudaDevAttrUnifiedAddressing:
+    case cudaDevAttrManagedMemory:
+      *value = 1;
+      break;
+    default:
+      *value = 0;
+  }
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
+  const std::uint64_t memory = shim::GetSettings().gpu_memory;
+  const std::uint64_t used = shim::DeviceMemory::Get().Used(shim::CurrentDevice());
+  if (free_bytes) *free_bytes = used >= memory ? 0 : memory - used;
+  if (total) *total = memory;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaDeviceSynchronize() {
+  return Fail(static_cast<cudaError_t>(shim::Call(shim::Op(shim::kDeviceSync), -1, nullptr)));
+}
+
+// ---- Memory ----
+MYRIAD_EXPORT cudaError_t cudaMalloc(void** ptr, size_t bytes) {
+  return shim::Allocate(ptr, bytes);
+}
+MYRIAD_EXPORT cudaError_t cudaFree(void* p) { return shim::Release(p); }
+MYRIAD_EXPORT cudaError_t cudaMallocAsync(void** ptr, size_t bytes, cudaStream_t) {
+  return shim::Allocate(ptr, bytes);
+}
+MYRIAD_EXPORT cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return shim::Release(p); }
+MYRIAD_EXPORT cudaError_t cudaMallocHost(void** ptr, size_t bytes) {
+  // Pinned host memory is real memory the program reads and writes.
+  if (!ptr) return Fail(cudaErrorInvalidValue);
+  if (::posix_memalign(ptr, 4096, bytes ? bytes : 1) != 0) return Fail(cudaErrorMemoryAllocation);
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned) {
+  return cudaMallocHost(ptr, bytes);
+}
+MYRIAD_EXPORT cudaError_t cudaFreeHost(void* p) {
+  std::free(p);
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaMallocManaged(void** ptr, size_t bytes, unsigned) {
+  // Managed memory is host-accessible: real memory, counted against the device too.
+  if (cudaError_t e = cudaMallocHost(ptr, bytes); e != cudaSuccess) return e;
+  wire::WireOp op = shim::Op(shim::kMalloc);
+  op.bytes = bytes;
+  return Fail(static_cast<cudaError_t>(shim::Submit(op)));
+}
+MYRIAD_EXPORT cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind k) {
+  return shim::Copy(dst, src, bytes, shim::KindOf(dst, src, k), nullptr, false);
+}
+MYRIAD_EXPORT cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes,
+                                          cudaMemcpyKind k, cudaStream_t stream) {
+  return shim::Copy(dst, src, bytes, shim::KindOf(dst, src, k), stream, true);
+}
+MYRIAD_EXPORT cudaError_t cudaMemcpyPeer(void* dst, int, const void* src, int, size_t bytes) {
+  return shim::Copy(dst, src, bytes, shim::kPeer, nullptr, false);
+}
+MYRIAD_EXPORT cudaError_t cudaMemcpyPeerAsync(void* dst, int, const void* src, int, size_t bytes,
+                                              cudaStream_t stream) {
+  return shim::Copy(dst, src, bytes, shim::kPeer, stream, true);
+}
+MYRIAD_EXPORT cudaError_t cudaMemset(void* dst, int, size_t bytes) {
+  return shim::Set(dst, bytes, nullptr, false);
+}
+MYRIAD_EXPORT cudaError_t cudaMemsetAsync(void* dst, int, size_t bytes, cudaStream_t stream) {
+  return shim::Set(dst, bytes, stream, true);
+}
+MYRIAD_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
+  if (!a) return Fail(cudaErrorInvalidValue);
+  std::memset(a, 0, sizeof(*a));
+  const bool device = shim::DeviceMemory::Get().Contains(p);
+  a->type = device ? cudaMemoryTypeDevice : cudaMemoryTypeUnregistered;
+  a->device = shim::CurrentDevice();
+  a->devicePointer = device ? const_cast<void*>(p) : nullptr;
+  return cudaSuccess;
+}
+
+// ---- Streams ----
+MYRIAD_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned flags,
+                                                       int priority) {
+  if (!stream) return Fail(cudaErrorInvalidValue);
+  auto* h = new shim::StreamHandle();
+  h->device = shim::CurrentDevice();
+  h->flags = flags;
+  h->priority = priority;
+  {
+    std::lock_guard<std::mutex> lock(shim::ids_mu);
+    h->id = shim::next_stream_id++;
+  }
+  wire::WireOp op = shim::Op(shim::kStreamCreate, h->id);
+  op.priority = priority;
+  if (flags & cudaStreamNonBlocking) op.flags = wire::kNonBlocking;
+  *stream = reinterpret_cast<cudaStream_t>(h);
+  return Fail(static_cast<cudaError_t>(shim::Submit(op, h->device)));
+}
+MYRIAD_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
+  return cudaStreamCreateWithPriority(stream, flags, 0);
+}
+MYRIAD_EXPORT cudaError_t cudaStreamCreate(cudaStream_t* stream) {
+  return cudaStreamCreateWithPriority(stream, cudaStreamDefault, 0);
+}
+MYRIAD_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  int device = 0;
+  std::int32_t id = 0;
+  if (!stream || !shim::Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  // The engine keeps the stream: work already enqueued still runs, as CUDA guarantees.
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t stream, int* priority) {
+  if (!priority) return Fail(cudaErrorInvalidValue);
+  const auto value = reinterpret_cast<std::uintptr_t>(stream);
+  auto* h = reinterpret_cast<shim::StreamHandle*>(stream);
+  *priority = value > shim::kPerThreadHandle && h->magic == shim::kStreamMagic ? h->priority : 0;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  int device = 0;
+  std::int32_t id = 0;
+  if (!shim::Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  return Fail(
+      static_cast<cudaError_t>(shim::Call(shim::Op(shim::kStreamSync, id), device, nullptr)));
+}
+MYRIAD_EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream) {
+  int device = 0;
+  std::int32_t id = 0;
+  if (!shim::Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  wire::Reply reply;
+  wire::WireOp op = shim::Op(static_cast<std::uint8_t>(wire::WireKind::kStreamQuery), id);
+  if (const int e = shim::Call(op, device, &reply); e != cudaSuccess)
+    return Fail(static_cast<cudaError_t>(e));
+  return reply.value ? cudaSuccess : cudaErrorNotReady;  // not-ready is not a sticky error
+}
+MYRIAD_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned) {
+  int device = 0;
+  std::int32_t id = 0;
+  shim::EventHandle* e = shim::AsEvent(event);
+  if (!e || !shim::Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  wire::WireOp op = shim::Op(shim::kStreamWaitEvent, id);
+  op.event = e->id;
+  return Fail(static_cast<cudaError_t>(shim::Submit(op, device)));
+}
+
+// ---- Events ----
+MYRIAD_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned flags) {
+  if (!event) return Fail(cudaErrorInvalidValue);
+  auto* h = new shim::EventHandle();
+  h->device = shim::CurrentDevice();
+  h->flags = flags;
+  std::lock_guard<std::mutex> lock(shim::ids_mu);
+  h->id = shim::next_event_id++;
+  *event = reinterpret_cast<cudaEvent_t>(h);
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  return cudaEventCreateWithFlags(event, cudaEventDefault);
+}
+MYRIAD_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  if (!shim::AsEvent(event)) return Fail(cudaErrorInvalidResourceHandle);
+  return cudaSuccess;  // the handle stays valid memory: a late use is harmless
+}
+MYRIAD_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  int device = 0;
+  std::int32_t id = 0;
+  shim::EventHandle* e = shim::AsEvent(event);
+  if (!e || !shim::Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  wire::WireOp op = shim::Op(shim::kEventRecord, id);
+  op.event = e->id;
+  return Fail(static_cast<cudaError_t>(shim::Submit(op, device)));
+}
+MYRIAD_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
+                                                   unsigned) {
+  return cudaEventRecord(event, stream);
+}
+MYRIAD_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  shim::EventHandle* e = shim::AsEvent(event);
+  if (!e) return Fail(cudaErrorInvalidResourceHandle);
+  wire::WireOp op = shim::Op(shim::kEventSync);
+  op.event = e->id;
+  return Fail(static_cast<cudaError_t>(shim::Call(op, e->device, nullptr)));
+}
+MYRIAD_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event) {
+  shim::EventHandle* e = shim::AsEvent(event);
+  if (!e) return Fail(cudaErrorInvalidResourceHandle);
+  wire::WireOp op = shim::Op(shim::kEventQuery);
+  op.event = e->id;
+  wire::Reply reply;
+  if (const int err = shim::Call(op, e->device, &reply); err != cudaSuccess)
+    return Fail(static_cast<cudaError_t>(err));
+  return reply.value ? cudaSuccess : cudaErrorNotReady;
+}
+MYRIAD_EXPORT cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  shim::EventHandle* a = shim::AsEvent(start);
+  shim::EventHandle* b = shim::AsEvent(end);
+  if (!ms) return Fail(cudaErrorInvalidValue);
+  if (!a || !b) return Fail(cudaErrorInvalidResourceHandle);
+  wire::WireOp op = shim::Op(static_cast<std::uint8_t>(wire::WireKind::kEventElapsed));
+  op.event = a->id;
+  op.event2 = b->id;
+  wire::Reply reply;
+  if (const int err = shim::Call(op, a->device, &reply); err != cudaSuccess)
+    return Fail(static_cast<cudaError_t>(err));
+  *ms = static_cast<float>(static_cast<double>(reply.value) / 1e9);  // picoseconds -> ms
+  return cudaSuccess;
+}
+
+// ---- Kernels ----
+MYRIAD_EXPORT void** __cudaRegisterFatBinary(void* fat_cubin) {
+  // Any distinct handle works: Myriad never loads device code.
+  return static_cast<void**>(fat_cubin);
+}
+MYRIAD_EXPORT void __cudaRegisterFatBinaryEnd(void**) {}
+MYRIAD_EXPORT void __cudaUnregisterFatBinary(void**) {}
+MYRIAD_EXPORT char __cudaInitModule(void**) { return 1; }
+MYRIAD_EXPORT void __cudaRegisterFunction(void**, const char* host_function, char* device_function,
+                                          const char*, int, uint3*, uint3*, dim3*, dim3*, int*) {
+  std::lock_guard<std::mutex> lock(shim::kernels_mu);
+  auto*& record = shim::Kernels()[host_function];
+  if (!record)
+    record = new shim::KernelRecord{device_function ? device_function : "kernel"};
+  else
+    record->name = device_function ? device_function : record->name;
+}
+MYRIAD_EXPORT void __cudaRegisterVar(void**, char*, char*, const char*, int, size_t, int, int) {}
+MYRIAD_EXPORT void __cudaRegisterManagedVar(void**, void**, char*, const char*, int, size_t, int,
+                                            int) {}
+MYRIAD_EXPORT cudaError_t __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared,
+                                                      void* stream) {
+  shim::pushed_configuration = {grid, block, shared, static_cast<cudaStream_t>(stream)};
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t __cudaPopCallConfiguration(dim3* grid, dim3* block, size_t* shared,
+                                                     void* stream) {
+  *grid = shim::pushed_configuration.grid;
+  *block = shim::pushed_configuration.block;
+  *shared = shim::pushed_configuration.shared;
+  *static_cast<cudaStream_t*>(stream) = shim::pushed_configuration.stream;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* host_function) {
+  if (!kernel) return Fail(cudaErrorInvalidValue);
+  *kernel = reinterpret_cast<cudaKernel_t>(shim::KernelFor(host_function));
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void**,
+                                             size_t shared, cudaStream_t stream) {
+  if (!kernel) return Fail(cudaErrorInvalidResourceHandle);
+  return shim::Launch(reinterpret_cast<shim::KernelRecord*>(kernel), grid, block, shared, stream,
+                      false);
+}
+MYRIAD_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block,
+                                                  void**, size_t shared, cudaStream_t stream) {
+  if (!kernel) return Fail(cudaErrorInvalidResourceHandle);
+  return shim::Launch(reinterpret_cast<shim::KernelRecord*>(kernel), grid, block, shared, stream,
+                      true);
+}
+MYRIAD_EXPORT cudaError_t cudaLaunchKernel(const void* function, dim3 grid, dim3 block, void**,
+                                           size_t shared, cudaStream_t stream) {
+  return shim::Launch(shim::KernelFor(function), grid, block, shared, stream, false);
+}
+MYRIAD_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config,
+                                              const void* function, void**) {
+  if (!config) return Fail(cudaErrorInvalidValue);
+  return shim::Launch(shim::KernelFor(function), config->gridDim, config->blockDim,
+                      config->dynamicSmemBytes, config->stream, false);
+}
+MYRIAD_EXPORT cudaError_t cudaFuncSetAttribute(const void*, cudaFuncAttribute, int) {
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, const void*) {
+  if (!a) return Fail(cudaErrorInvalidValue);
+  std::memset(a, 0, sizeof(*a));
+  a->maxThreadsPerBlock = 1024;
+  a->numRegs = 32;
+  a->ptxVersion = a->binaryVersion = 90;
+  a->maxDynamicSharedSizeBytes = 48 * 1024;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void*,
+                                                                        int block_size, size_t) {
+  if (!blocks || block_size <= 0) return Fail(cudaErrorInvalidValue);
+  *blocks = std::max(1, 2048 / block_size);
+  return cudaSuccess;
+}
+
+// ---- Profiler ranges: markers in the timeline ----
+MYRIAD_EXPORT cudaError_t cudaProfilerStart() {
+  wire::WireOp op = shim::Op(shim::kMarker);
+  op.name = shim::Intern("profiler_start");
+  return Fail(static_cast<cudaError_t>(shim::Submit(op)));
+}
+MYRIAD_EXPORT cudaError_t cudaProfilerStop() {
+  wire::WireOp op = shim::Op(shim::kMarker);
+  op.name = shim::Intern("profiler_stop");
+  return Fail(static_cast<cudaError_t>(shim::Submit(op)));
+}
+
+}  // extern "C"
