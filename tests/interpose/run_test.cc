@@ -1,0 +1,51 @@
+// Unmodified CUDA binaries under `myriad run`: the program's own timers print virtual time.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/support/run_command.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+std::pair<int, std::string> Myriad(const std::string& args) {
+  return myriad::testing::RunCommand(std::string(MYRIAD_BINARY) + " " + args + " 2>&1");
+}
+
+const std::string kPrograms = MYRIAD_TEST_PROGRAMS;
+
+TEST(RunTest, ProgramTimersShowVirtualTime) {
+  const auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 1 "
+                                    "--devices-per-process 8 -- " + kPrograms + "/timing_shared");
+  ASSERT_EQ(status, 0) << out;
+  // The scenario's GPU, as device properties.
+  EXPECT_THAT(out, HasSubstr("devices 8: NVIDIA H100 80GB HBM3, 132 SMs, 80 GiB"));
+  // Ten kernels without a measurement: 10 us each (the fallback) between the two events; the
+  // host clock also covers the 2 us launch latency; each poll jumps to the next completion,
+  // so the loop polls once per kernel and record; the device-to-host copy gives zeros.
+  EXPECT_THAT(out, HasSubstr("events 0.100 ms, host clock 0.102 ms, 11 polls, copied back 0, "
+                             "error no error"));
+  EXPECT_THAT(out, HasSubstr("10 x _Z4busyPf"));
+  EXPECT_THAT(out, HasSubstr("peak memory"));
+}
+
+TEST(RunTest, RealHostClockCanBeChosen) {
+  const auto [status, out] = myriad::testing::RunCommand(
+      "MYRIAD_HOST_CLOCK=real " + std::string(MYRIAD_BINARY) +
+      " run scenarios/dgx-h100.toml --processes 1 -- " + kPrograms + "/timing_shared 2>&1");
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("events 0.100 ms"));  // events stay virtual
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("host clock 0.102 ms")));
+}
+
+TEST(RunTest, StaticallyLinkedRuntimeIsRefused) {
+  const auto [status, out] =
+      Myriad("run scenarios/dgx-h100.toml --processes 1 -- " + kPrograms + "/timing_static");
+  EXPECT_EQ(status, 2);
+  EXPECT_THAT(out, HasSubstr("timing_static links the CUDA runtime statically, so Myriad cannot "
+                             "intercept it: rebuild with -cudart shared"));
+}
+
+}  // namespace
