@@ -273,20 +273,58 @@ Status Simulation::JoinCommunicator(Rank& r, const Op& op) {
                     op.peer < 0 || op.peer >= size ? "out of range" : "taken"));
   pending.members[static_cast<size_t>(op.peer)] = r.id;
   pending.latest = std::max(pending.latest, r.host);
+  // ncclCommSplit arrives as a join of "<parent>/split<k>" carrying (color, key).
+  const bool split = name.find("/split") != std::string::npos;
+  if (split) {
+    pending.colors.resize(static_cast<size_t>(size), -1);
+    pending.keys.resize(static_cast<size_t>(size), 0);
+    pending.colors[static_cast<size_t>(op.peer)] = op.root;
+    pending.keys[static_cast<size_t>(op.peer)] = op.event;
+  }
   if (++pending.joined == size) {
     // Like ncclCommInitRank, a barrier: every member leaves when the last one has joined.
-    Communicator comm;
-    comm.name = op.comm;
-    comm.ranks = pending.members;
-    for (int i = 0; i < size; ++i) comm.comm_rank[comm.ranks[static_cast<size_t>(i)]] = i;
-    comm.layout = model_.LayoutOf(comm.ranks);
-    for (int member : comm.ranks) events_.Push(pending.latest, EventType::kWake, member, 0);
-    comms_.emplace(op.comm, std::move(comm));
+    if (split) {
+      SplitCommunicator(name, pending);
+    } else {
+      Communicator comm;
+      comm.name = op.comm;
+      comm.ranks = pending.members;
+      for (int i = 0; i < size; ++i) comm.comm_rank[comm.ranks[static_cast<size_t>(i)]] = i;
+      comm.layout = model_.LayoutOf(comm.ranks);
+      comms_.emplace(op.comm, std::move(comm));
+    }
+    for (int member : pending.members) events_.Push(pending.latest, EventType::kWake, member, 0);
     pending_comms_.erase(op.comm);
   }
   ++r.pending_waits;
   Block(r, fmt::format("comm_init of '{}'", name));
+  r.reply.value = r.split_result;
   return Status::Ok();
+}
+
+void Simulation::SplitCommunicator(const std::string& name, const PendingComm& pending) {
+  // Members of each color, ordered by (key, parent rank), form "<name>/color<c>".
+  std::map<int, std::vector<std::pair<int, int>>> colors;  // color -> (key, parent rank)
+  for (size_t i = 0; i < pending.members.size(); ++i) {
+    Rank& member = *ranks_[static_cast<size_t>(pending.members[i])];
+    member.split_result = -1;  // NCCL_SPLIT_NOCOLOR: no child
+    if (pending.colors[i] >= 0) colors[pending.colors[i]].emplace_back(pending.keys[i], i);
+  }
+  for (auto& [color, members] : colors) {
+    std::sort(members.begin(), members.end());
+    Communicator child;
+    child.name = names_.Intern(fmt::format("{}/color{}", name, color));
+    for (size_t i = 0; i < members.size(); ++i) {
+      const int global = pending.members[static_cast<size_t>(members[i].second)];
+      child.ranks.push_back(global);
+      child.comm_rank[global] = static_cast<int>(i);
+      // The reply: child rank in the high half, child size in the low half.
+      ranks_[static_cast<size_t>(global)]->split_result =
+          (static_cast<std::int64_t>(i) << 32) | static_cast<std::int64_t>(members.size());
+    }
+    child.layout = model_.LayoutOf(child.ranks);
+    comms_.emplace(child.name, std::move(child));
+  }
 }
 
 void Simulation::WaitForProcess(Rank& r) {

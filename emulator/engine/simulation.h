@@ -108,6 +108,7 @@ struct Rank {
   bool awaiting_process = false;  // waits for its process's next op
   SimTime hold = 0;  // while awaiting: how far it holds virtual time back (kNever: not at all)
   OpReply reply;     // what the current op answers
+  std::int64_t split_result = 0;  // ncclCommSplit: (child rank << 32) | child size, or -1
   std::unordered_map<std::int32_t, SimTime> record_times;  // event -> its latest record's time
   bool traced = false;                                     // its slices go to the timeline
 };
@@ -129,7 +130,8 @@ struct CollInstance {
 
 // A communicator being created at run time (ncclCommInitRank) as its members join.
 struct PendingComm {
-  std::vector<int> members;  // communicator rank -> global rank (-1: not joined yet)
+  std::vector<int> members;       // communicator rank -> global rank (-1: not joined yet)
+  std::vector<int> colors, keys;  // ncclCommSplit: each member's color and key
   int joined = 0;
   SimTime latest = 0;  // the latest member's host time
 };
@@ -157,6 +159,7 @@ class Simulation {
   void SyncDevice(Rank& r);
   void Query(Rank& r, int slot, std::uint64_t index, const std::string& what);
   Status JoinCommunicator(Rank& r, const Op& op);
+  void SplitCommunicator(const std::string& name, const PendingComm& pending);
   void WaitForProcess(Rank& r);
   // Called from any thread by a live source when its process sent ops.
   void Notify(int rank);

@@ -505,6 +505,45 @@ TEST(LiveEngineTest, QueriesElapsedTimeAndCommunicatorsCreatedAtRunTime) {
   EXPECT_EQ(result->total_time, 101 * kUs + d);
 }
 
+TEST(LiveEngineTest, CommunicatorSplitGroupsByColorAndOrdersByKey) {
+  // ncclCommSplit of 4 ranks: color = rank % 2, key = -rank.
+  NameTable names;
+  const NameId parent = names.Intern("c");
+  const NameId split = names.Intern("c/split0");
+  const NameId child0 = names.Intern("c/split0/color0");
+  std::vector<std::vector<Op>> programs(4);
+  for (int r = 0; r < 4; ++r) {
+    Op init = Live(OpKind::kCommInit);
+    init.comm = parent;
+    init.peer = r;
+    init.count = 4;
+    Op s = init;
+    s.comm = split;
+    s.root = r % 2;
+    s.event = -r;
+    programs[static_cast<size_t>(r)] = {init, s};
+    if (r % 2 == 0) {
+      Op ar;
+      ar.kind = OpKind::kCollective;
+      ar.comm = child0;
+      ar.count = 1024;
+      programs[static_cast<size_t>(r)].push_back(ar);
+    }
+  }
+  LiveWorkload w(programs);
+  w.names_ = names;
+  auto result = RunEngine(w, Dgx(), TestOptions());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  auto child = [&](int rank) { return w.replies[static_cast<size_t>(rank)][1].second.value; };
+  // Color 0: ranks 2 (key -2) then 0 (key 0); color 1: ranks 3 then 1. Size 2 each.
+  EXPECT_EQ(child(2), (std::int64_t{0} << 32) | 2);
+  EXPECT_EQ(child(0), (std::int64_t{1} << 32) | 2);
+  EXPECT_EQ(child(3), (std::int64_t{0} << 32) | 2);
+  EXPECT_EQ(child(1), (std::int64_t{1} << 32) | 2);
+  ASSERT_EQ(result->collectives.size(), 1u);
+  EXPECT_EQ(result->collectives[0].comm, "c/split0/color0");
+}
+
 TEST(LiveEngineTest, CommunicatorJoinsMustAgree) {
   NameTable names;
   const NameId comm = names.Intern("c");
