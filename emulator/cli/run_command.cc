@@ -17,6 +17,7 @@
 #include "myriad/emulator/launcher.h"
 #include "myriad/emulator/live.h"
 #include "myriad/emulator/scenario.h"
+#include "myriad/emulator/trace.h"
 
 #ifndef MYRIAD_SHIM_DIR
 #define MYRIAD_SHIM_DIR ""
@@ -38,7 +39,8 @@ const std::string kRunUsage =
         "  --devices-per-process D  virtual GPUs per process (default 1)\n"
         "  --env ENV                launcher environment: torchrun (default), mpi, slurm\n"
         "  --timeout SECONDS        stop everything after this much wall time\n"
-        "  --shim-dir DIR           where the shim libraries are (default: the build's)\n") +
+        "  --shim-dir DIR           where the shim libraries are (default: the build's)\n"
+        "  --record TRACE           also write the op streams as a trace (.jsonl or binary)\n") +
     kRunFlagsUsage;
 
 std::string DescribeEnd(const emulator::ProcessEnd& e) {
@@ -58,6 +60,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   RunFlags flags;
   emulator::LaunchOptions launch;
   int processes = 0, devices = 0;
+  std::string record_path;
   const char* env_shims = std::getenv("MYRIAD_SHIM_DIR");
   launch.shim_dir = env_shims && *env_shims ? env_shims : MYRIAD_SHIM_DIR;
   std::size_t i = 0;
@@ -100,6 +103,10 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
       const double t = v ? std::strtod(v->c_str(), &end) : -1;
       if (!v || *end != '\0' || !(t > 0)) return usage_error("--timeout needs seconds > 0");
       launch.timeout_seconds = t;
+    } else if (a == "--record") {
+      const std::string* v = value();
+      if (!v) return usage_error("--record needs a file");
+      record_path = *v;
     } else if (a == "--shim-dir") {
       const std::string* v = value();
       if (!v) return usage_error("--shim-dir needs a directory");
@@ -176,7 +183,10 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     if (!launched.ok())
       for (int p = 0; p < processes; ++p) (*workload)->ProcessExited(p);
   });
-  auto result = emulator::RunEngine(**workload, cluster, flags.engine);
+  emulator::RecordingWorkload recording(**workload);
+  emulator::Workload& engine_input =
+      record_path.empty() ? static_cast<emulator::Workload&>(**workload) : recording;
+  auto result = emulator::RunEngine(engine_input, cluster, flags.engine);
   launcher.join();
   (*workload)->Stop();
 
@@ -198,6 +208,12 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (!result.ok()) {
     err << "myriad: error: " << result.status().message() << "\n";
     return kExitFailure;
+  }
+  if (!record_path.empty()) {
+    if (Status st = recording.Write(record_path); !st.ok()) {
+      err << "myriad: error: " << st.message() << "\n";
+      return kExitFailure;
+    }
   }
   emulator::RunContext context{"run",        scenario->name, scenario_path, live.description,
                                "analytical", &cluster};

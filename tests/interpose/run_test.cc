@@ -17,8 +17,10 @@ std::pair<int, std::string> Myriad(const std::string& args) {
 const std::string kPrograms = MYRIAD_TEST_PROGRAMS;
 
 TEST(RunTest, ProgramTimersShowVirtualTime) {
-  const auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 1 "
-                                    "--devices-per-process 8 -- " + kPrograms + "/timing_shared");
+  const auto [status, out] = Myriad(
+      "run scenarios/dgx-h100.toml --processes 1 "
+      "--devices-per-process 8 -- " +
+      kPrograms + "/timing_shared");
   ASSERT_EQ(status, 0) << out;
   // The scenario's GPU, as device properties.
   EXPECT_THAT(out, HasSubstr("devices 8: NVIDIA H100 80GB HBM3, 132 SMs, 80 GiB"));
@@ -38,6 +40,17 @@ TEST(RunTest, RealHostClockCanBeChosen) {
   ASSERT_EQ(status, 0) << out;
   EXPECT_THAT(out, HasSubstr("events 0.100 ms"));  // events stay virtual
   EXPECT_THAT(out, ::testing::Not(HasSubstr("host clock 0.102 ms")));
+}
+
+TEST(RunTest, RecordedRunReplays) {
+  const std::string trace = ::testing::TempDir() + "myriad_run_test_record.jsonl";
+  auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 1 --record " + trace +
+                              " -- " + kPrograms + "/timing_shared");
+  ASSERT_EQ(status, 0) << out;
+  std::tie(status, out) = Myriad("replay " + trace + " --scenario scenarios/dgx-a100.toml");
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("recorded process"));
+  EXPECT_THAT(out, HasSubstr("10 x _Z4busyPf"));
 }
 
 TEST(RunTest, StaticallyLinkedRuntimeIsRefused) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,6 +62,34 @@ class InMemoryWorkload : public Workload {
   NameTable names_;
   std::vector<CommunicatorSpec> comms_;
   std::vector<std::vector<Op>> ops_;
+};
+
+// Wraps a workload so that the ops its sources hand the engine are kept (`myriad run
+// --record`). Communicators created at run time become declarations; live-only calls become
+// their trace equivalents (elapsed time: two event syncs) or are dropped (stream queries).
+class RecordingWorkload : public Workload {
+ public:
+  explicit RecordingWorkload(Workload& inner);
+
+  int world_size() const override { return inner_.world_size(); }
+  const std::vector<CommunicatorSpec>& communicators() const override {
+    return inner_.communicators();
+  }
+  NameTable& names() override { return inner_.names(); }
+  std::string description() const override { return inner_.description(); }
+  Result<std::unique_ptr<OpSource>> OpenRank(int rank) override;
+
+  // After the run: writes what was recorded, JSON Lines for ".jsonl", else binary.
+  Status Write(const std::string& path);
+
+  // Called by the recording sources (the engine thread).
+  void Record(int rank, const Op& op);
+  void Replied(int rank, const Op& op, const OpReply& reply);
+
+ private:
+  Workload& inner_;
+  std::vector<std::vector<Op>> ops_;
+  std::map<NameId, std::vector<int>> comms_;  // communicator -> global rank by comm rank
 };
 
 }  // namespace myriad::emulator
