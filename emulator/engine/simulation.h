@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/event_queue.h"
+#include "engine/ring_queue.h"
 #include "engine/scheduler.h"
 #include "myriad/emulator/engine.h"
 #include "myriad/emulator/kernel_timing.h"
@@ -61,7 +62,7 @@ struct Waiter {
 struct Stream {
   std::int32_t id = 0;
   bool blocking = true;  // synchronises with the legacy default stream
-  std::deque<DeviceOp> queue;
+  RingQueue<DeviceOp> queue;
   std::uint64_t enqueued = 0;
   std::uint64_t completed = 0;
   bool head_started = false;
