@@ -307,7 +307,7 @@ void Simulation::SplitCommunicator(const std::string& name, const PendingComm& p
   std::map<int, std::vector<std::pair<int, int>>> colors;  // color -> (key, parent rank)
   for (size_t i = 0; i < pending.members.size(); ++i) {
     Rank& member = *ranks_[static_cast<size_t>(pending.members[i])];
-    member.split_result = -1;  // NCCL_SPLIT_NOCOLOR: no child
+    member.split_result = 0;  // NCCL_SPLIT_NOCOLOR: no child
     if (pending.colors[i] >= 0) colors[pending.colors[i]].emplace_back(pending.keys[i], i);
   }
   for (auto& [color, members] : colors) {

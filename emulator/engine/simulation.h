@@ -109,7 +109,7 @@ struct Rank {
   bool awaiting_process = false;  // waits for its process's next op
   SimTime hold = 0;  // while awaiting: how far it holds virtual time back (kNever: not at all)
   OpReply reply;     // what the current op answers
-  std::int64_t split_result = 0;  // ncclCommSplit: (child rank << 32) | child size, or -1
+  std::int64_t split_result = 0;  // ncclCommSplit: (child rank << 32) | child size; 0: none
   std::unordered_map<std::int32_t, SimTime> record_times;  // event -> its latest record's time
   bool traced = false;                                     // its slices go to the timeline
 };
