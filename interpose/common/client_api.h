@@ -19,7 +19,7 @@ inline constexpr cudaUUID_t kClientTableId = {
     {'M', 'Y', 'R', 'I', 'A', 'D', '-', 'C', 'L', 'I', 'E', 'N', 'T', '-', 'v', '1'}};
 
 struct ClientTable {
-  std::uint32_t version;  // 1
+  std::uint32_t version;  // 2 (flush added)
   // Appends an op for `device` (-1: the calling thread's current device) to the calling
   // thread's batch. Returns 0, or a cudaError_t when Myriad cannot be reached.
   int (*submit)(const wire::WireOp* op, int device);
@@ -36,6 +36,8 @@ struct ClientTable {
   // This process's index and virtual devices (from the launcher).
   int process;
   int devices;
+  // Sends the calling thread's batched ops now (version >= 2).
+  void (*flush)();
 };
 
 // The table, or nullptr when the cudart shim is not Myriad's (or not initialised).

@@ -300,7 +300,7 @@ void SetLastErrorFromUnsupported(int error) { last_error = static_cast<cudaError
 }  // namespace
 
 const ClientTable& Table() {
-  static const ClientTable table = {1,
+  static const ClientTable table = {2,
                                     SubmitForTable,
                                     CallForTable,
                                     InternForTable,
@@ -308,7 +308,8 @@ const ClientTable& Table() {
                                     StreamIdForTable,
                                     ThreadTime,
                                     GetSettings().process,
-                                    GetSettings().devices};
+                                    GetSettings().devices,
+                                    Flush};
   return table;
 }
 

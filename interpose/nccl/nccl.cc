@@ -56,6 +56,7 @@ constexpr std::uint8_t kKindSend = 13;
 constexpr std::uint8_t kKindRecv = 14;
 constexpr std::uint8_t kKindGroupStart = 15;
 constexpr std::uint8_t kKindGroupEnd = 16;
+constexpr std::uint8_t kKindHost = 17;
 constexpr std::uint8_t kKindCommInit = static_cast<std::uint8_t>(myriad::wire::WireKind::kCommInit);
 constexpr std::uint8_t kKindCommDestroy =
     static_cast<std::uint8_t>(myriad::wire::WireKind::kCommDestroy);
@@ -326,12 +327,14 @@ struct GroupState {
   std::vector<PendingDevice> devices;  // first-use order
   ncclResult_t error = ncclSuccess;    // the first failure inside the group
   bool nonblocking = false;            // a non-blocking communicator took part
+  std::vector<int> blocking_inits;     // devices whose blocking init ncclGroupEnd waits for
 };
 
 thread_local GroupState t_group;
 
 void ClearGroup() {
   t_group.devices.clear();
+  t_group.blocking_inits.clear();
   t_group.error = ncclSuccess;
   t_group.nonblocking = false;
 }
@@ -470,6 +473,8 @@ ncclResult_t InitRankOn(ncclComm_t* out, int nranks, const ncclUniqueId& id, int
         t_group.nonblocking = true;
       else
         result = ncclInProgress;
+    } else {
+      t_group.blocking_inits.push_back(device);
     }
   } else {
     op.flags = myriad::wire::kWantsReply;
@@ -693,11 +698,11 @@ ncclResult_t Enqueue(const Call& call, const void* sendbuff, void* recvbuff, siz
 // The outermost ncclGroupEnd: each device's operations as one engine group.
 ncclResult_t FlushGroup(const char* fn) {
   std::vector<PendingDevice> devices = std::move(t_group.devices);
+  std::vector<int> inits = std::move(t_group.blocking_inits);
   const bool nonblocking = t_group.nonblocking;
   ClearGroup();
-  if (devices.empty()) return nonblocking ? ncclInProgress : ncclSuccess;
   const ClientTable* client = Client();
-  if (client == nullptr) return NoClient(fn);
+  if (client == nullptr) return devices.empty() && inits.empty() ? ncclSuccess : NoClient(fn);
   for (const PendingDevice& d : devices) {
     WireOp start;
     start.kind = kKindGroupStart;
@@ -710,6 +715,20 @@ ncclResult_t FlushGroup(const char* fn) {
     end.stream = d.stream;
     if (int rc = client->submit(&end, d.device); rc != 0) return SendFailed(fn, rc);
   }
+  // Like NCCL, a group that creates communicators returns once they exist: every member has
+  // joined. Each device's join is a barrier the engine holds its ops behind, so a zero-length
+  // host op answered on each device is answered after that device's join.
+  for (int device : inits) {
+    WireOp wait;
+    wait.kind = kKindHost;
+    wait.duration_ps = 0;
+    wait.flags = myriad::wire::kWantsReply;
+    myriad::wire::Reply reply;
+    if (int rc = client->call(&wait, device, &reply); rc != 0) return SendFailed(fn, rc);
+  }
+  // Send what the group enqueued now: the thread may next wait on something Myriad cannot see
+  // (a host barrier, MPI), and its peers must not wait for ops sitting in its buffer.
+  if (inits.empty() && client->version >= 2 && client->flush) client->flush();
   return nonblocking ? ncclInProgress : ncclSuccess;
 }
 

@@ -49,7 +49,8 @@ int FakeStreamId(cudaStream_t stream) {
 std::int64_t FakeThreadTime() { return 0; }
 
 const myriad::shim::ClientTable kTable = {
-    1, FakeSubmit, FakeCall, FakeIntern, FakeCurrentDevice, FakeStreamId, FakeThreadTime, 0, 8};
+    2, FakeSubmit, FakeCall, FakeIntern, FakeCurrentDevice, FakeStreamId, FakeThreadTime,
+    0, 8,          nullptr};
 
 cudaStream_t Stream(std::intptr_t id) { return reinterpret_cast<cudaStream_t>(id); }
 std::string NameOf(const WireOp& op) { return Rec().names.at(op.name - 1); }

@@ -61,8 +61,10 @@ int FakeStreamId(cudaStream_t stream) {
   return static_cast<int>(reinterpret_cast<std::intptr_t>(stream));
 }
 std::int64_t FakeThreadTime() { return 0; }
+int flushes = 0;
+void FakeFlush() { ++flushes; }
 
-const ClientTable kTable = {1,
+const ClientTable kTable = {2,
                             FakeSubmit,
                             FakeCall,
                             FakeIntern,
@@ -70,7 +72,8 @@ const ClientTable kTable = {1,
                             FakeStreamId,
                             FakeThreadTime,
                             /*process=*/3,
-                            /*devices=*/8};
+                            /*devices=*/8,
+                            FakeFlush};
 
 cudaStream_t Stream(int id) {
   return reinterpret_cast<cudaStream_t>(static_cast<std::intptr_t>(id));
@@ -178,7 +181,9 @@ TEST_F(Nccl, InitRankInsideAGroupDoesNotWait) {
     ASSERT_EQ(ncclCommInitRank(&comms[i], 2, id, i), ncclSuccess);
   }
   ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
-  ASSERT_EQ(g_fake.sent.size(), 2u);
+  // Both joins are sent without waiting; then ncclGroupEnd waits on each device (a zero-length
+  // host op answered after that device's join), as NCCL returns once the communicators exist.
+  ASSERT_EQ(g_fake.sent.size(), 4u);
   for (int i = 0; i < 2; ++i) {
     const Sent& s = g_fake.sent[static_cast<size_t>(i)];
     EXPECT_FALSE(s.call);
@@ -187,6 +192,11 @@ TEST_F(Nccl, InitRankInsideAGroupDoesNotWait) {
     EXPECT_EQ(s.op.kind, 100);
     EXPECT_EQ(s.op.peer, i);
     EXPECT_EQ(s.op.comm, g_fake.sent[0].op.comm);
+    const Sent& wait = g_fake.sent[static_cast<size_t>(2 + i)];
+    EXPECT_TRUE(wait.call);
+    EXPECT_EQ(wait.device, 6 + i);
+    EXPECT_EQ(wait.op.kind, 17);  // host, zero length
+    EXPECT_EQ(wait.op.duration_ps, 0);
   }
   for (ncclComm_t c : comms) EXPECT_EQ(ncclCommDestroy(c), ncclSuccess);
 }
@@ -195,7 +205,7 @@ TEST_F(Nccl, InitAllJoinsEachListedDevice) {
   ncclComm_t comms[2] = {};
   const int devlist[2] = {2, 5};
   ASSERT_EQ(ncclCommInitAll(comms, 2, devlist), ncclSuccess);
-  ASSERT_EQ(g_fake.sent.size(), 2u);
+  ASSERT_EQ(g_fake.sent.size(), 4u);  // two joins, then a wait on each device
   for (int i = 0; i < 2; ++i) {
     const Sent& s = g_fake.sent[static_cast<size_t>(i)];
     EXPECT_FALSE(s.call);
