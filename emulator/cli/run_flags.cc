@@ -87,6 +87,14 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
     if (number("a number >= 0", &x)) o.overlap_slowdown = x;
     return true;
   }
+  if (a == "--iteration-marker") {
+    auto v = value();
+    if (!v || v->empty())
+      error = "--iteration-marker needs a name";
+    else
+      o.iteration_label = *v;
+    return true;
+  }
   if (a == "--fidelity") {
     auto v = value();
     if (!v)

@@ -27,6 +27,8 @@ inline constexpr const char* kRunFlagsUsage =
     "  --api-cost-us X          host time per CUDA/NCCL call (default 0)\n"
     "  --overlap-slowdown F     kernels run (1 + F) x longer while a collective of the same\n"
     "                           rank is in flight (default 0.1)\n"
+    "  --iteration-marker NAME  markers (trace marker ops, NVTX marks) that delimit\n"
+    "                           iterations (default \"iteration\")\n"
     "  --fidelity analytical    the network model (analytical; flow arrives with issue 6)\n"
     "  --log-level LEVEL        trace, debug, info, warn (default), error, off\n";
 

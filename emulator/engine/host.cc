@@ -12,7 +12,6 @@ namespace myriad::emulator::engine {
 namespace {
 
 constexpr int kLegacySlot = 0;
-constexpr std::string_view kIterationLabel = "iteration";
 
 }  // namespace
 
@@ -104,7 +103,7 @@ Status Simulation::Execute(Rank& r, const Op& op) {
     }
     case OpKind::kMarker: {
       const std::string& label = names_.Name(op.label);
-      if (label.empty() || label == kIterationLabel) r.iteration_markers.push_back(r.host);
+      if (label.empty() || label == options_.iteration_label) r.iteration_markers.push_back(r.host);
       if (r.traced) markers_.push_back({r.id, label.empty() ? "iteration" : label, r.host});
       return Status::Ok();
     }
@@ -256,7 +255,7 @@ void Simulation::Query(Rank& r, int slot, std::uint64_t index, const std::string
 }
 
 Status Simulation::JoinCommunicator(Rank& r, const Op& op) {
-  const std::string& name = names_.Name(op.comm);
+  const std::string name = names_.Name(op.comm);  // a copy: interning below may move it
   if (comms_.count(op.comm))
     return Status::InvalidArgument(
         fmt::format("rank {}: communicator '{}' already exists", r.id, name));

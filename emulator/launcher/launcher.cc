@@ -145,6 +145,9 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
     if (::access(file.c_str(), R_OK) == 0) preload += (preload.empty() ? "" : ":") + file;
   }
   env["LD_PRELOAD"] = preload;
+  // NVTX marks and ranges reach Myriad through NVTX's injection interface.
+  const std::string nvtx = o.shim_dir + "/libmyriad_nvtx.so";
+  if (::access(nvtx.c_str(), R_OK) == 0) env["NVTX_INJECTION64_PATH"] = nvtx;
   for (const auto& [k, v] : o.extra_env) env[k] = v;
   return env;
 }

@@ -73,7 +73,7 @@ std::string Bytes(std::uint64_t bytes) {
 std::string IterationNote(const RunResult& result) {
   const size_t n = result.iteration_ends.size();
   if (n < 2) return "(no two iteration markers: the whole run)";
-  return fmt::format("(mean of {} iteration{} between \"iteration\" markers)", n - 1,
+  return fmt::format("(mean of {} iteration{} between iteration markers)", n - 1,
                      n == 2 ? "" : "s");
 }
 

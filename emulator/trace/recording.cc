@@ -81,7 +81,7 @@ void RecordingWorkload::Record(int rank, const Op& op) {
 
 void RecordingWorkload::Replied(int rank, const Op& op, const OpReply& reply) {
   if (op.kind != OpKind::kCommInit || reply.value < 0) return;
-  const std::string& name = names().Name(op.comm);
+  const std::string name = names().Name(op.comm);  // a copy: Intern below may move it
   if (name.find("/split") == std::string::npos) return;
   const NameId child = names().Intern(fmt::format("{}/color{}", name, op.root));
   auto& members = comms_[child];

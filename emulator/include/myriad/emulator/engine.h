@@ -31,6 +31,8 @@ struct EngineOptions {
   // Timeline: record slices for at most this many ranks (evenly sampled, rank 0 and the last
   // rank included); 0 records none.
   int timeline_max_ranks = 0;
+  // Markers with this label delimit iterations (trace `marker` ops, NVTX marks and ranges).
+  std::string iteration_label = "iteration";
   // Engine log level on stderr: trace, debug, info, warn (default), error, off. Lines carry
   // virtual time.
   std::string log_level = "warn";
