@@ -13,11 +13,7 @@
 // transa, batch = D's batch count, type of A}, duration -1 so that the GEMM model times it. No
 // data is touched. The heuristic offers one algorithm, which needs no workspace.
 
-// The toolkit headers use C-style casts; the shims are compiled with -Wold-style-cast.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wold-style-cast"
 #include <cublasLt.h>
-#pragma GCC diagnostic pop
 
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +22,7 @@
 #include <new>
 #include <type_traits>
 
+#include "common/blas_types.h"
 #include "common/client_api.h"
 #include "common/export.h"
 #include "common/unsupported.h"
@@ -37,132 +34,12 @@ struct cublasLtContext {
 
 namespace {
 
-// op.gemm.dtype on the wire: emulator::DataType (NCCL order).
-enum WireDtype : int {
-  kNoDtype = -1,
-  kInt8 = 0,
-  kUint8 = 1,
-  kInt32 = 2,
-  kUint32 = 3,
-  kInt64 = 4,
-  kUint64 = 5,
-  kFloat16 = 6,
-  kFloat32 = 7,
-  kFloat64 = 8,
-  kBfloat16 = 9,
-  kF8e4m3 = 10,
-  kF8e5m2 = 11,
-};
+using namespace myriad::shim::blas;  // NOLINT: the shared tables read as local here
 
-struct TypeInfo {
-  const char* name = nullptr;  // short name in kernel names; nullptr: not a cudaDataType
-  int wire = kNoDtype;         // kNoDtype: the GEMM model has no such type
-};
-
-TypeInfo Info(std::uint32_t t) {
-  switch (static_cast<cudaDataType>(t)) {
-    case CUDA_R_16F:
-      return {"f16", kFloat16};
-    case CUDA_R_16BF:
-      return {"bf16", kBfloat16};
-    case CUDA_R_32F:
-      return {"f32", kFloat32};
-    case CUDA_R_64F:
-      return {"f64", kFloat64};
-    case CUDA_R_8I:
-      return {"i8", kInt8};
-    case CUDA_R_8U:
-      return {"u8", kUint8};
-    case CUDA_R_32I:
-      return {"i32", kInt32};
-    case CUDA_R_32U:
-      return {"u32", kUint32};
-    case CUDA_R_64I:
-      return {"i64", kInt64};
-    case CUDA_R_64U:
-      return {"u64", kUint64};
-    case CUDA_R_8F_E4M3:
-      return {"e4m3", kF8e4m3};
-    case CUDA_R_8F_E5M2:
-      return {"e5m2", kF8e5m2};
-    case CUDA_C_16F:
-      return {"c16f"};
-    case CUDA_C_16BF:
-      return {"c16bf"};
-    case CUDA_C_32F:
-      return {"c32f"};
-    case CUDA_C_64F:
-      return {"c64f"};
-    case CUDA_C_8I:
-      return {"c8i"};
-    case CUDA_C_8U:
-      return {"c8u"};
-    case CUDA_C_32I:
-      return {"c32i"};
-    case CUDA_C_32U:
-      return {"c32u"};
-    case CUDA_R_4I:
-      return {"i4"};
-    case CUDA_C_4I:
-      return {"c4i"};
-    case CUDA_R_4U:
-      return {"u4"};
-    case CUDA_C_4U:
-      return {"c4u"};
-    case CUDA_R_16I:
-      return {"i16"};
-    case CUDA_C_16I:
-      return {"c16i"};
-    case CUDA_R_16U:
-      return {"u16"};
-    case CUDA_C_16U:
-      return {"c16u"};
-    case CUDA_C_64I:
-      return {"c64i"};
-    case CUDA_C_64U:
-      return {"c64u"};
-    case CUDA_R_8F_UE8M0:
-      return {"ue8m0"};
-    case CUDA_R_6F_E2M3:
-      return {"e2m3"};
-    case CUDA_R_6F_E3M2:
-      return {"e3m2"};
-    case CUDA_R_4F_E2M1:
-      return {"e2m1"};
-  }
-  return {};
-}
-
+// cuBLASLt stores types in descriptor attributes as plain integers.
+TypeInfo Info(std::uint32_t t) { return myriad::shim::blas::Info(static_cast<cudaDataType>(t)); }
 const char* ComputeName(std::int32_t c) {
-  switch (static_cast<cublasComputeType_t>(c)) {
-    case CUBLAS_COMPUTE_16F:
-      return "f16";
-    case CUBLAS_COMPUTE_16F_PEDANTIC:
-      return "f16_pedantic";
-    case CUBLAS_COMPUTE_32F:
-      return "f32";
-    case CUBLAS_COMPUTE_32F_PEDANTIC:
-      return "f32_pedantic";
-    case CUBLAS_COMPUTE_32F_FAST_16F:
-      return "f32_fast_f16";
-    case CUBLAS_COMPUTE_32F_FAST_16BF:
-      return "f32_fast_bf16";
-    case CUBLAS_COMPUTE_32F_FAST_TF32:
-      return "f32_fast_tf32";
-    case CUBLAS_COMPUTE_32F_EMULATED_16BFX9:
-      return "f32_emulated_bf16x9";
-    case CUBLAS_COMPUTE_64F:
-      return "f64";
-    case CUBLAS_COMPUTE_64F_PEDANTIC:
-      return "f64_pedantic";
-    case CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT:
-      return "f64_emulated_fixedpoint";
-    case CUBLAS_COMPUTE_32I:
-      return "i32";
-    case CUBLAS_COMPUTE_32I_PEDANTIC:
-      return "i32_pedantic";
-  }
-  return nullptr;
+  return myriad::shim::blas::ComputeName(static_cast<cublasComputeType_t>(c));
 }
 
 const char* EpilogueName(std::uint32_t e) {
@@ -581,55 +458,11 @@ MYRIAD_EXPORT cublasStatus_t cublasLtGetProperty(libraryPropertyType type, int* 
 }
 
 MYRIAD_EXPORT const char* cublasLtGetStatusName(cublasStatus_t status) {
-  switch (status) {
-    case CUBLAS_STATUS_SUCCESS:
-      return "CUBLAS_STATUS_SUCCESS";
-    case CUBLAS_STATUS_NOT_INITIALIZED:
-      return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_ALLOC_FAILED:
-      return "CUBLAS_STATUS_ALLOC_FAILED";
-    case CUBLAS_STATUS_INVALID_VALUE:
-      return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_ARCH_MISMATCH:
-      return "CUBLAS_STATUS_ARCH_MISMATCH";
-    case CUBLAS_STATUS_MAPPING_ERROR:
-      return "CUBLAS_STATUS_MAPPING_ERROR";
-    case CUBLAS_STATUS_EXECUTION_FAILED:
-      return "CUBLAS_STATUS_EXECUTION_FAILED";
-    case CUBLAS_STATUS_INTERNAL_ERROR:
-      return "CUBLAS_STATUS_INTERNAL_ERROR";
-    case CUBLAS_STATUS_NOT_SUPPORTED:
-      return "CUBLAS_STATUS_NOT_SUPPORTED";
-    case CUBLAS_STATUS_LICENSE_ERROR:
-      return "CUBLAS_STATUS_LICENSE_ERROR";
-  }
-  return "<unknown>";
+  return myriad::shim::blas::StatusName(status);
 }
 
 MYRIAD_EXPORT const char* cublasLtGetStatusString(cublasStatus_t status) {
-  switch (status) {
-    case CUBLAS_STATUS_SUCCESS:
-      return "success";
-    case CUBLAS_STATUS_NOT_INITIALIZED:
-      return "the library was not initialized";
-    case CUBLAS_STATUS_ALLOC_FAILED:
-      return "the resource allocation failed";
-    case CUBLAS_STATUS_INVALID_VALUE:
-      return "an invalid numeric value was used as an argument";
-    case CUBLAS_STATUS_ARCH_MISMATCH:
-      return "an absent device architectural feature is required";
-    case CUBLAS_STATUS_MAPPING_ERROR:
-      return "an access to GPU memory space failed";
-    case CUBLAS_STATUS_EXECUTION_FAILED:
-      return "the GPU program failed to execute";
-    case CUBLAS_STATUS_INTERNAL_ERROR:
-      return "an internal operation failed";
-    case CUBLAS_STATUS_NOT_SUPPORTED:
-      return "the functionality requested is not supported";
-    case CUBLAS_STATUS_LICENSE_ERROR:
-      return "error detected trying to check the license";
-  }
-  return "unknown error";
+  return myriad::shim::blas::StatusString(status);
 }
 
 // ---- matmul descriptor ----

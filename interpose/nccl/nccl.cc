@@ -18,11 +18,7 @@
 //                       kGroupStart (15), that device's operations, kGroupEnd (16).
 //   ncclCommSplit       see SplitExchange below (needs engine support).
 //   ncclCommDestroy/Abort  kCommDestroy (103).
-// nccl.h brings in cuda_fp16/bf16/fp8 headers, which use C casts throughout.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wold-style-cast"
 #include <nccl.h>
-#pragma GCC diagnostic pop
 #include <sys/syscall.h>
 #include <unistd.h>
 
