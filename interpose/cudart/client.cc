@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -25,6 +27,21 @@ std::uint64_t EnvU64(const char* name, std::uint64_t fallback) {
   return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
 }
 
+// Captures in progress, by (device, stream); streams joined through events share one.
+struct Capture {
+  std::vector<CapturedOp> ops;
+};
+std::mutex capture_mu;
+std::map<std::pair<int, std::int32_t>, std::shared_ptr<Capture>>& Capturing() {
+  static auto* captures = new std::map<std::pair<int, std::int32_t>, std::shared_ptr<Capture>>();
+  return *captures;
+}
+// Events recorded inside a capture: a stream that waits on one joins that capture.
+std::map<std::pair<int, std::int32_t>, std::shared_ptr<Capture>>& CapturedEvents() {
+  static auto* events = new std::map<std::pair<int, std::int32_t>, std::shared_ptr<Capture>>();
+  return *events;
+}
+
 struct ThreadState {
   wire::Client client;
   bool connected = false;
@@ -33,6 +50,7 @@ struct ThreadState {
   int device = 0;
   std::int64_t clock_ps = 0;
   std::unordered_map<std::string, std::uint32_t> names;
+  std::vector<std::string> names_by_id{""};
   std::vector<std::pair<std::uint32_t, std::string>> new_names;
   std::vector<wire::WireOp> batch;
   int batch_device = -1;
@@ -94,7 +112,29 @@ ThreadState& State() {
   return *state;
 }
 
+// Records `op` if its stream is capturing (or joins a capture through an event); true if so.
+bool Captured(ThreadState& t, const wire::WireOp& op, int device) {
+  constexpr std::uint8_t kEventRecordKind = 3, kStreamWaitEventKind = 4;
+  std::lock_guard<std::mutex> lock(capture_mu);
+  if (Capturing().empty()) return false;
+  const auto key = std::make_pair(device, op.stream);
+  auto it = Capturing().find(key);
+  if (it == Capturing().end() && op.kind == kStreamWaitEventKind) {
+    auto joined = CapturedEvents().find({device, op.event});
+    if (joined == CapturedEvents().end()) return false;
+    it = Capturing().emplace(key, joined->second).first;
+  }
+  if (it == Capturing().end()) return false;
+  if (op.kind == kEventRecordKind) CapturedEvents()[{device, op.event}] = it->second;
+  const auto name = [&t](std::uint32_t id) {
+    return id < t.names_by_id.size() ? t.names_by_id[id] : std::string();
+  };
+  it->second->ops.push_back({op, name(op.name), name(op.comm)});
+  return true;
+}
+
 int SubmitLocked(ThreadState& t, const wire::WireOp& op, int device) {
+  if (Captured(t, op, device)) return cudaSuccess;
   if (t.batch_device != device && !t.batch.empty() && !SendBatch(t)) return cudaErrorUnknown;
   t.batch_device = device;
   t.clock_ps += GetSettings().api_cost_ps;
@@ -138,6 +178,8 @@ int Submit(const wire::WireOp& op, int device) {
 int Call(const wire::WireOp& op, int device, wire::Reply* reply) {
   ThreadState& t = State();
   std::lock_guard<std::mutex> lock(t.mu);
+  if (IsCapturing(device < 0 ? t.device : device, op.stream))
+    return cudaErrorStreamCaptureUnsupported;  // nothing may wait on a capturing stream
   wire::WireOp waiting = op;
   waiting.flags = static_cast<std::uint8_t>(waiting.flags | wire::kWantsReply);
   if (SubmitLocked(t, waiting, device < 0 ? t.device : device) != cudaSuccess || !SendBatch(t))
@@ -170,8 +212,38 @@ std::uint32_t Intern(const std::string& name) {
   if (it != t.names.end()) return it->second;
   const auto id = static_cast<std::uint32_t>(t.names.size() + 1);  // 0 means "no name"
   t.names.emplace(name, id);
+  t.names_by_id.push_back(name);
   t.new_names.emplace_back(id, name);
   return id;
+}
+
+std::string NameOf(std::uint32_t id) {
+  ThreadState& t = State();
+  std::lock_guard<std::mutex> lock(t.mu);
+  return id < t.names_by_id.size() ? t.names_by_id[id] : std::string();
+}
+
+bool BeginCapture(int device, std::int32_t stream) {
+  std::lock_guard<std::mutex> lock(capture_mu);
+  return Capturing().emplace(std::make_pair(device, stream), std::make_shared<Capture>()).second;
+}
+
+bool EndCapture(int device, std::int32_t stream, std::vector<CapturedOp>* ops) {
+  std::lock_guard<std::mutex> lock(capture_mu);
+  auto it = Capturing().find({device, stream});
+  if (it == Capturing().end()) return false;
+  const std::shared_ptr<Capture> capture = it->second;
+  *ops = std::move(capture->ops);
+  // Every stream that joined the capture leaves it; so do its events.
+  for (auto& captures : {&Capturing(), &CapturedEvents()})
+    for (auto c = captures->begin(); c != captures->end();)
+      c = c->second == capture ? captures->erase(c) : std::next(c);
+  return true;
+}
+
+bool IsCapturing(int device, std::int32_t stream) {
+  std::lock_guard<std::mutex> lock(capture_mu);
+  return Capturing().count({device, stream}) > 0;
 }
 
 std::int64_t ThreadTime() { return State().clock_ps; }

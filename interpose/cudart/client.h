@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/client_api.h"
 #include "protocol/wire.h"
@@ -37,6 +38,20 @@ int Call(const wire::WireOp& op, int device, wire::Reply* reply);
 // Sends this thread's batch now (before the process exits, for example).
 void Flush();
 std::uint32_t Intern(const std::string& name);
+// The name a calling thread's id stands for ("" if none).
+std::string NameOf(std::uint32_t id);
+
+// Stream capture (CUDA graphs): while a stream captures, its ops are recorded instead of sent.
+// Returns false if `stream` on `device` is already capturing.
+bool BeginCapture(int device, std::int32_t stream);
+// Ends the capture `stream` belongs to; false if it is not capturing. The recorded ops carry
+// names as strings, since name ids belong to one thread's connection.
+struct CapturedOp {
+  wire::WireOp op;
+  std::string name, comm;
+};
+bool EndCapture(int device, std::int32_t stream, std::vector<CapturedOp>* ops);
+bool IsCapturing(int device, std::int32_t stream);
 std::int64_t ThreadTime();
 
 const ClientTable& Table();

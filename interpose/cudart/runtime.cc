@@ -779,6 +779,91 @@ MYRIAD_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blo
   return cudaSuccess;
 }
 
+// ---- CUDA graphs: stream capture records ops; each launch replays them ----
+// A graph (and its executable form) is the captured ops, which a launch sends in order onto
+// the launch stream: the graph's internal concurrency between captured streams is not kept.
+struct CUgraph_st {
+  std::uint32_t magic = 0x4850524d;  // "MRPH"
+  std::vector<shim::CapturedOp> ops;
+};
+struct CUgraphExec_st {
+  std::uint32_t magic = 0x5845524d;  // "MREX"
+  std::vector<shim::CapturedOp> ops;
+};
+
+MYRIAD_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
+  int device = 0;
+  std::int32_t id = 0;
+  if (!shim::Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  // The legacy default stream cannot be captured (CUDA says the same).
+  if (id == shim::kLegacyStreamId) return Fail(cudaErrorStreamCaptureUnsupported);
+  if (!shim::BeginCapture(device, id)) return Fail(cudaErrorIllegalState);
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
+  int device = 0;
+  std::int32_t id = 0;
+  if (!graph) return Fail(cudaErrorInvalidValue);
+  if (!shim::Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  auto* g = new CUgraph_st();
+  if (!shim::EndCapture(device, id, &g->ops)) {
+    delete g;
+    return Fail(cudaErrorIllegalState);
+  }
+  *graph = g;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
+                                                cudaStreamCaptureStatus* status) {
+  int device = 0;
+  std::int32_t id = 0;
+  if (!status) return Fail(cudaErrorInvalidValue);
+  if (!shim::Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  *status =
+      shim::IsCapturing(device, id) ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
+  return mode ? cudaSuccess : Fail(cudaErrorInvalidValue);
+}
+MYRIAD_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                               unsigned long long) {
+  if (!exec || !graph || graph->magic != 0x4850524d) return Fail(cudaErrorInvalidValue);
+  auto* e = new CUgraphExec_st();
+  e->ops = graph->ops;
+  *exec = e;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                                        unsigned long long flags) {
+  return cudaGraphInstantiate(exec, graph, flags);
+}
+MYRIAD_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  int device = 0;
+  std::int32_t id = 0;
+  if (!exec || exec->magic != 0x5845524d) return Fail(cudaErrorInvalidValue);
+  if (!shim::Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  for (const shim::CapturedOp& c : exec->ops) {
+    wire::WireOp op = c.op;
+    op.stream = id;
+    op.name = c.name.empty() ? 0 : shim::Intern(c.name);
+    op.comm = c.comm.empty() ? 0 : shim::Intern(c.comm);
+    if (const int e = shim::Submit(op, device); e != cudaSuccess)
+      return Fail(static_cast<cudaError_t>(e));
+  }
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  if (!exec || exec->magic != 0x5845524d) return Fail(cudaErrorInvalidValue);
+  delete exec;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  if (!graph || graph->magic != 0x4850524d) return Fail(cudaErrorInvalidValue);
+  delete graph;
+  return cudaSuccess;
+}
+
 // ---- Profiler ranges: markers in the timeline ----
 MYRIAD_EXPORT cudaError_t cudaProfilerStart() {
   wire::WireOp op = shim::Op(shim::kMarker);

@@ -53,6 +53,15 @@ TEST(RunTest, RecordedRunReplays) {
   EXPECT_THAT(out, HasSubstr("10 x _Z4busyPf"));
 }
 
+TEST(RunTest, GraphLaunchesReplayTheCapturedOps) {
+  const auto [status, out] =
+      Myriad("run scenarios/dgx-h100.toml --processes 1 -- " + kPrograms + "/graph");
+  ASSERT_EQ(status, 0) << out;
+  // Six captured kernels (10 us each, the fallback), three launches, one after the other.
+  EXPECT_THAT(out, HasSubstr("capturing 1, sync refused 1, 3 graph launches: 0.180 ms"));
+  EXPECT_THAT(out, HasSubstr("18 x _Z4stepPf"));
+}
+
 TEST(RunTest, StaticallyLinkedRuntimeIsRefused) {
   const auto [status, out] =
       Myriad("run scenarios/dgx-h100.toml --processes 1 -- " + kPrograms + "/timing_static");
