@@ -153,6 +153,20 @@ void Describe(const emulator::Scenario& s, Report& r) {
          "derived: 2 NICs + 3 switches");
 }
 
+// What `myriad run` would start, when the scenario says ([launch]).
+void DescribeLaunch(const emulator::LaunchSettings& launch, Report& r) {
+  if (launch.command.empty() && launch.processes == 0 && launch.devices_per_process == 0) return;
+  r.Section("launch (myriad run)");
+  std::string command;
+  for (const std::string& word : launch.command) command += (command.empty() ? "" : " ") + word;
+  r.Line("command", command.empty() ? "(given after --)" : command);
+  r.Line("processes", launch.processes ? std::to_string(launch.processes) : "GPUs / devices");
+  r.Line("devices per process",
+         launch.devices_per_process ? std::to_string(launch.devices_per_process) : "1");
+  r.Line("environment", launch.env);
+  r.Line("host clock", launch.virtual_host_clock ? "virtual" : "real");
+}
+
 }  // namespace
 
 int RunCheck(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -179,6 +193,7 @@ int RunCheck(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   Report report(*scenario);
   Describe(*scenario, report);
+  DescribeLaunch(scenario->launch, report);
   report.Print(out);
   return kExitOk;
 }

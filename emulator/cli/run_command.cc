@@ -28,12 +28,13 @@ namespace {
 
 const std::string kRunUsage =
     std::string(
-        "usage: myriad run SCENARIO [options] -- COMMAND [ARGS...]\n"
+        "usage: myriad run SCENARIO [options] [-- COMMAND [ARGS...]]\n"
         "\n"
         "Runs COMMAND (an unmodified CUDA/NCCL/cuBLAS program built with -cudart shared) on the\n"
         "scenario's cluster: PROCESSES copies of it, each driving DEVICES virtual GPUs through\n"
         "Myriad's shim libraries; its own timers print the predicted times. Then prints the same\n"
-        "summary as `myriad replay`. Exits with the program's status.\n"
+        "summary as `myriad replay`. Exits with the program's status. Without a command, the\n"
+        "scenario's [launch] command runs; [launch] also sets defaults for the options below.\n"
         "\n"
         "  --processes N            processes to start (default: GPUs / devices per process)\n"
         "  --devices-per-process D  virtual GPUs per process (default 1)\n"
@@ -61,6 +62,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   emulator::LaunchOptions launch;
   int processes = 0, devices = 0;
   std::string record_path;
+  bool env_given = false;
   const char* env_shims = std::getenv("MYRIAD_SHIM_DIR");
   launch.shim_dir = env_shims && *env_shims ? env_shims : MYRIAD_SHIM_DIR;
   std::size_t i = 0;
@@ -97,6 +99,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
                    : Result<emulator::LaunchEnv>(Status::InvalidArgument("--env needs a value"));
       if (!env.ok()) return usage_error(env.status().message());
       launch.env = *env;
+      env_given = true;
     } else if (a == "--timeout") {
       const std::string* v = value();
       char* end = nullptr;
@@ -121,7 +124,6 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   launch.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   if (scenario_path.empty()) return usage_error("missing SCENARIO");
-  if (launch.command.empty()) return usage_error("missing the command to run (after --)");
 
   auto scenario = emulator::LoadScenario(scenario_path);
   if (!scenario.ok()) {
@@ -129,6 +131,15 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return kExitBadInput;
   }
   const netmodel::Cluster& cluster = scenario->cluster;
+  // The scenario's [launch] gives what the command line does not.
+  const emulator::LaunchSettings& settings = scenario->launch;
+  if (launch.command.empty()) launch.command = settings.command;
+  if (launch.command.empty())
+    return usage_error("missing the command to run (after --, or [launch] command)");
+  if (processes == 0) processes = settings.processes;
+  if (devices == 0) devices = settings.devices_per_process;
+  if (!env_given) launch.env = *emulator::ParseLaunchEnv(settings.env);
+  if (!settings.virtual_host_clock) launch.extra_env["MYRIAD_HOST_CLOCK"] = "real";
   if (devices == 0) devices = processes > 0 ? std::max(1, cluster.total_gpus() / processes) : 1;
   if (processes == 0) processes = std::max(1, cluster.total_gpus() / devices);
   if (processes * devices > cluster.total_gpus())

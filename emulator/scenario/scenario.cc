@@ -148,7 +148,7 @@ class Resolver {
 
   Status Resolve(const TomlNode& document) {
     Result<TableReader> root =
-        TableReader::Open(document, "", {"include", "name", "description", "cluster"});
+        TableReader::Open(document, "", {"include", "name", "description", "cluster", "launch"});
     if (!root.ok()) return root.status();
     Field<std::string> name, description;
     MYRIAD_RETURN_IF_ERROR(root->String("name", &name));
@@ -174,7 +174,7 @@ class Resolver {
     if (Status valid = cluster_.Validate(); !valid.ok()) {
       return ErrorAt(cluster->pos(), "cluster", valid.message());
     }
-    return Status::Ok();
+    return ResolveLaunch(*root);
   }
 
  private:
@@ -187,6 +187,44 @@ class Resolver {
   void Apply(const Field<T>& field, T* target, std::string key, const std::string& catalog) {
     if (field.present) *target = field.value;
     Record(std::move(key), field.present ? Override(field.pos) : catalog);
+  }
+
+  Status ResolveLaunch(const TableReader& root) {
+    const TomlNode* table;
+    MYRIAD_RETURN_IF_ERROR(root.Table("launch", &table));
+    if (table == nullptr) return Status::Ok();
+    Result<TableReader> reader = TableReader::Open(
+        *table, "launch", {"command", "processes", "devices_per_process", "env", "host_clock"});
+    if (!reader.ok()) return reader.status();
+    const TableReader& r = *reader;
+    LaunchSettings& launch = scenario_.launch;
+    std::vector<Field<std::string>> command;
+    MYRIAD_RETURN_IF_ERROR(r.StringList("command", &command));
+    for (const Field<std::string>& word : command) launch.command.push_back(word.value);
+    Field<int> processes, devices;
+    MYRIAD_RETURN_IF_ERROR(r.Integer("processes", &processes));
+    MYRIAD_RETURN_IF_ERROR(r.Integer("devices_per_process", &devices));
+    if (processes.present && processes.value < 1)
+      return processes.Error(fmt::format("must be at least 1, got {}", processes.value));
+    if (devices.present && devices.value < 1)
+      return devices.Error(fmt::format("must be at least 1, got {}", devices.value));
+    launch.processes = processes.present ? processes.value : 0;
+    launch.devices_per_process = devices.present ? devices.value : 0;
+    Field<std::string> env, clock;
+    MYRIAD_RETURN_IF_ERROR(r.String("env", &env));
+    MYRIAD_RETURN_IF_ERROR(r.String("host_clock", &clock));
+    if (env.present) {
+      if (env.value != "torchrun" && env.value != "mpi" && env.value != "slurm")
+        return env.Error(
+            fmt::format("unknown launch environment '{}' (torchrun, mpi, slurm)", env.value));
+      launch.env = env.value;
+    }
+    if (clock.present) {
+      if (clock.value != "virtual" && clock.value != "real")
+        return clock.Error(fmt::format("must be \"virtual\" or \"real\", got '{}'", clock.value));
+      launch.virtual_host_clock = clock.value == "virtual";
+    }
+    return Status::Ok();
   }
 
   Status ResolveSize(const TableReader& cluster) {

@@ -62,6 +62,15 @@ TEST(ExamplesRunTest, CollectiveBenchOneProcessEightGpus) {
       "scenarios/dgx-h100.toml");
 }
 
+TEST(ExamplesRunTest, ScenarioLaunchSectionRunsItsCommand) {
+  // scenarios/dgx-h100-collective-bench.toml: [launch] names the program and its layout.
+  const auto [status, out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run scenarios/dgx-h100-collective-bench.toml 2>&1");
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("8 rank(s) = 1 process(es) x 1 thread(s) x 8 GPU(s)"));
+  EXPECT_EQ(BusBandwidths(out, true).size(), 3u) << out;
+}
+
 TEST(ExamplesRunTest, CollectiveBench128GpusAs16ProcessesOf8) {
   ExpectMatchesCollective(
       "--processes 16 --devices-per-process 8 -- " + kBench + kBenchArgs + " -g 8",

@@ -68,7 +68,7 @@ TEST(LauncherTest, BadLaunchesAreExitStatusTwo) {
   EXPECT_THAT(out, HasSubstr("cannot start /no/such/binary"));
   std::tie(status, out) = Myriad("run scenarios/dgx-h100.toml");
   EXPECT_EQ(status, 2);
-  EXPECT_THAT(out, HasSubstr("missing the command to run (after --)"));
+  EXPECT_THAT(out, HasSubstr("missing the command to run (after --, or [launch] command)"));
 }
 
 TEST(LauncherTest, EnvironmentsAsTorchrunMpiAndSlurmSetThem) {

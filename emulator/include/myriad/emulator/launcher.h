@@ -34,7 +34,7 @@ struct LaunchOptions {
   int processes_per_node = 1;  // for LOCAL_RANK and friends: GPUs per node / devices per process
   LaunchEnv env = LaunchEnv::kTorchrun;
   std::string socket_path;
-  std::string shim_dir;      // holds libcudart.so.13 and friends
+  std::string shim_dir;        // holds libcudart.so.13 and friends
   double timeout_seconds = 0;  // 0: none
   bool prefix_output = true;   // "[rank N] " before each line when several processes run
   // More environment for every process (the virtual GPU's properties, clock settings).

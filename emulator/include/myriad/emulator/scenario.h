@@ -13,6 +13,15 @@
 
 namespace myriad::emulator {
 
+// How `myriad run` starts the program ([launch]); zeros and empties mean "not given".
+struct LaunchSettings {
+  std::vector<std::string> command;
+  int processes = 0;
+  int devices_per_process = 0;
+  std::string env = "torchrun";  // torchrun, mpi, slurm
+  bool virtual_host_clock = true;
+};
+
 struct Scenario {
   std::string path;  // as given to LoadScenario
   std::string name;  // `name`, or the file's stem
@@ -26,6 +35,7 @@ struct Scenario {
   //   "default"                         Myriad's default (docs/scenarios.md says which)
   //   "derived: <how>"                  computed from other values
   std::vector<std::pair<std::string, std::string>> provenance;
+  LaunchSettings launch;
 
   // The origin recorded for `key`, or "" when none was.
   std::string_view Origin(std::string_view key) const;
