@@ -165,6 +165,9 @@ void DescribeLaunch(const emulator::LaunchSettings& launch, Report& r) {
          launch.devices_per_process ? std::to_string(launch.devices_per_process) : "1");
   r.Line("environment", launch.env);
   r.Line("host clock", launch.virtual_host_clock ? "virtual" : "real");
+  r.Line("host time", launch.measure_host_time
+                          ? fmt::format("measured x {}", FormatNumber(launch.host_time_scale))
+                          : "modelled");
 }
 
 }  // namespace

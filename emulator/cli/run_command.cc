@@ -156,7 +156,10 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   launch.extra_env["MYRIAD_GPU_SMS"] = std::to_string(cluster.gpu.sm_count);
   launch.extra_env["MYRIAD_GPU_MAJOR"] = std::to_string(cluster.gpu.compute_capability_major);
   launch.extra_env["MYRIAD_GPU_MINOR"] = std::to_string(cluster.gpu.compute_capability_minor);
-  launch.extra_env["MYRIAD_API_COST_PS"] = std::to_string(flags.engine.api_call_cost);
+  if (settings.measure_host_time) {
+    launch.extra_env["MYRIAD_HOST_TIME"] = "measured";
+    launch.extra_env["MYRIAD_HOST_TIME_SCALE"] = std::to_string(settings.host_time_scale);
+  }
 
   const std::string program = emulator::FindExecutable(launch.command[0]);
   if (::access(program.c_str(), X_OK) != 0) {

@@ -29,7 +29,7 @@ namespace {
 // The shims a process gets, preloaded so an RPATH to the real toolkit cannot win.
 constexpr const char* kShims[] = {"libcudart.so.13",   "libcublas.so.13", "libcublasLt.so.13",
                                   "libnccl.so.2",      "libcuda.so.1",    "libnvidia-ml.so.1",
-                                  "libmyriad_clock.so"};
+                                  "libmyriad_preload.so"};
 
 int FreePort() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -494,7 +494,7 @@ Result<bool> LiveSource::Next(Op& op) {
   op.root = w.root;
   op.peer = w.peer;
   op.wants_reply = (w.flags & wire::kWantsReply) != 0;
-  op.not_before = thread_time;
+  op.not_before = w.host_ps >= 0 ? w.host_ps : thread_time;
   return true;
 }
 

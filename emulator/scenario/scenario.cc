@@ -193,8 +193,10 @@ class Resolver {
     const TomlNode* table;
     MYRIAD_RETURN_IF_ERROR(root.Table("launch", &table));
     if (table == nullptr) return Status::Ok();
-    Result<TableReader> reader = TableReader::Open(
-        *table, "launch", {"command", "processes", "devices_per_process", "env", "host_clock"});
+    Result<TableReader> reader =
+        TableReader::Open(*table, "launch",
+                          {"command", "processes", "devices_per_process", "env", "host_clock",
+                           "host_time", "host_time_scale"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     LaunchSettings& launch = scenario_.launch;
@@ -223,6 +225,21 @@ class Resolver {
       if (clock.value != "virtual" && clock.value != "real")
         return clock.Error(fmt::format("must be \"virtual\" or \"real\", got '{}'", clock.value));
       launch.virtual_host_clock = clock.value == "virtual";
+    }
+    Field<std::string> host_time;
+    Field<double> scale;
+    MYRIAD_RETURN_IF_ERROR(r.String("host_time", &host_time));
+    MYRIAD_RETURN_IF_ERROR(r.Number("host_time_scale", &scale));
+    if (host_time.present) {
+      if (host_time.value != "modelled" && host_time.value != "measured")
+        return host_time.Error(
+            fmt::format("must be \"modelled\" or \"measured\", got '{}'", host_time.value));
+      launch.measure_host_time = host_time.value == "measured";
+    }
+    if (scale.present) {
+      if (!(scale.value > 0))
+        return scale.Error(fmt::format("must be positive, got {}", scale.value));
+      launch.host_time_scale = scale.value;
     }
     return Status::Ok();
   }

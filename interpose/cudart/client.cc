@@ -1,5 +1,6 @@
 #include "cudart/client.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,6 +50,7 @@ struct ThreadState {
   std::uint32_t index = 0;
   int device = 0;
   std::int64_t clock_ps = 0;
+  std::int64_t cpu_ns = -1;  // the thread's CPU time at its previous call (measured host time)
   std::unordered_map<std::string, std::uint32_t> names;
   std::vector<std::string> names_by_id{""};
   std::vector<std::pair<std::uint32_t, std::string>> new_names;
@@ -133,12 +135,27 @@ bool Captured(ThreadState& t, const wire::WireOp& op, int device) {
   return true;
 }
 
+// With measured host time, the CPU time the thread spent since its previous call moves its
+// clock; the engine adds each call's own modelled cost.
+void AdvanceClock(ThreadState& t) {
+  const Settings& s = GetSettings();
+  if (!s.measure_host_time) return;
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  const std::int64_t now = static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  if (t.cpu_ns >= 0)
+    t.clock_ps +=
+        static_cast<std::int64_t>(static_cast<double>(now - t.cpu_ns) * 1000.0 * s.host_time_scale);
+  t.cpu_ns = now;
+}
+
 int SubmitLocked(ThreadState& t, const wire::WireOp& op, int device) {
   if (Captured(t, op, device)) return cudaSuccess;
+  AdvanceClock(t);
   if (t.batch_device != device && !t.batch.empty() && !SendBatch(t)) return cudaErrorUnknown;
   t.batch_device = device;
-  t.clock_ps += GetSettings().api_cost_ps;
   t.batch.push_back(op);
+  t.batch.back().host_ps = t.clock_ps;
   if (t.batch.size() >= kMaxBatch && !SendBatch(t)) return cudaErrorUnknown;
   return cudaSuccess;
 }
@@ -153,7 +170,10 @@ const Settings& GetSettings() {
     if (s.under_myriad) s.socket = socket;
     s.process = static_cast<int>(EnvU64("MYRIAD_PROCESS", 0));
     s.devices = std::max(1, static_cast<int>(EnvU64("MYRIAD_DEVICES", 1)));
-    s.api_cost_ps = static_cast<std::int64_t>(EnvU64("MYRIAD_API_COST_PS", 0));
+    const char* host_time = std::getenv("MYRIAD_HOST_TIME");
+    s.measure_host_time = host_time && std::strcmp(host_time, "measured") == 0;
+    if (const char* scale = std::getenv("MYRIAD_HOST_TIME_SCALE"))
+      s.host_time_scale = std::atof(scale);
     const char* clock = std::getenv("MYRIAD_HOST_CLOCK");
     s.virtual_clock = !(clock && std::strcmp(clock, "real") == 0);
     if (const char* name = std::getenv("MYRIAD_GPU_NAME")) s.gpu_name = name;

@@ -17,7 +17,10 @@ struct Settings {
   std::string socket;
   int process = 0;
   int devices = 1;
-  std::int64_t api_cost_ps = 0;  // MYRIAD_API_COST_PS: host time per intercepted call
+  // MYRIAD_HOST_TIME=measured: the thread's CPU time between calls, times
+  // MYRIAD_HOST_TIME_SCALE, moves its clock (not deterministic); else host work is free.
+  bool measure_host_time = false;
+  double host_time_scale = 1.0;
   bool virtual_clock = true;     // MYRIAD_HOST_CLOCK != "real"
   // The virtual GPU (MYRIAD_GPU_*), for device properties.
   std::string gpu_name = "NVIDIA H100 80GB HBM3";

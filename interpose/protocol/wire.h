@@ -17,7 +17,7 @@
 namespace myriad::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4452594d;  // "MYRD"
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;
 inline constexpr std::uint32_t kMaxFrameBytes = 1u << 20;
 
 enum class FrameType : std::uint32_t {
@@ -91,6 +91,7 @@ struct WireOp {
   std::uint64_t bytes = 0;
   std::uint64_t count = 0;  // elements; comm init: communicator size
   std::int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0, gemm_batch = 1;
+  std::int64_t host_ps = -1;  // the sending thread's clock when it made the call (-1: unknown)
 };
 static_assert(std::is_trivially_copyable_v<WireOp>);
 

@@ -62,6 +62,32 @@ TEST(RunTest, GraphLaunchesReplayTheCapturedOps) {
   EXPECT_THAT(out, HasSubstr("18 x _Z4stepPf"));
 }
 
+TEST(RunTest, HostWorkIsFreeWhenModelledAndCountedWhenMeasured) {
+  auto millis = [](const std::string& out) {
+    const auto at = out.find("host clock ");
+    return at == std::string::npos ? -1.0 : std::stod(out.substr(at + 11));
+  };
+  auto [status, out] =
+      Myriad("run scenarios/dgx-h100.toml --processes 1 -- " + kPrograms + "/hostwork");
+  ASSERT_EQ(status, 0) << out;
+  // Modelled: the 40 ms of spinning take no virtual time; two kernels and the launch latency.
+  EXPECT_LT(millis(out), 1.0) << out;
+  std::tie(status, out) =
+      Myriad("run tests/interpose/data/measured-host-time.toml --processes 1 -- " + kPrograms +
+             "/hostwork");
+  ASSERT_EQ(status, 0) << out;
+  // Measured at half speed: at least 20 ms of the 40 ms of CPU time.
+  EXPECT_GT(millis(out), 19.0) << out;
+}
+
+TEST(RunTest, LibraryWithStaticRuntimeLoadedLaterIsRefused) {
+  const auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 1 -- " + kPrograms +
+                                    "/dlopen_static " + kPrograms + "/libstatic_kernels.so");
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_THAT(out, HasSubstr("libstatic_kernels.so links the CUDA runtime statically, so Myriad "
+                             "cannot intercept it: rebuild with -cudart shared"));
+}
+
 TEST(RunTest, StaticallyLinkedRuntimeIsRefused) {
   const auto [status, out] =
       Myriad("run scenarios/dgx-h100.toml --processes 1 -- " + kPrograms + "/timing_static");

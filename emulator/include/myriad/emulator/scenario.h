@@ -20,6 +20,10 @@ struct LaunchSettings {
   int devices_per_process = 0;
   std::string env = "torchrun";  // torchrun, mpi, slurm
   bool virtual_host_clock = true;
+  // Host work between calls: modelled (free, deterministic) or measured (the thread's CPU
+  // time times host_time_scale, e.g. a slower or faster host CPU).
+  bool measure_host_time = false;
+  double host_time_scale = 1.0;
 };
 
 struct Scenario {

@@ -1,4 +1,4 @@
-// libmyriad_clock.so: the host clock of a process under `myriad run` shows virtual time.
+// libmyriad_preload.so: the host clock of a process under `myriad run` shows virtual time.
 // Preloaded beside the shims, it answers clock_gettime (which std::chrono uses) and
 // gettimeofday from the calling thread's virtual clock, kept by the cudart shim: the real
 // time at start-up plus the virtual time since. MYRIAD_HOST_CLOCK=real turns it off.
