@@ -161,12 +161,40 @@ LibraryModelProvider::LibraryModelProvider(const netmodel::Cluster& cluster) : g
   memset_bandwidth_ = cluster.gpu.hbm_bandwidth * kHbmEfficiency;
 }
 
+double AttentionSeconds(const AttentionShape& a, const netmodel::GpuSpec& gpu) {
+  double flops = 4.0 * static_cast<double>(a.batch) * static_cast<double>(a.heads) *
+                 static_cast<double>(a.seq_q) * static_cast<double>(a.seq_kv) *
+                 static_cast<double>(a.head_dim);
+  if (a.causal) flops /= 2;
+  if (a.backward) flops *= kAttentionBackwardFactor;
+  const double kv = static_cast<double>(a.seq_kv);
+  const double efficiency = kAttentionCeiling * kv / (kv + kAttentionSeqHalf);
+  const double compute = flops / (GemmPeakFlops(a.dtype, gpu) * efficiency);
+  // Q and O are batch x heads x seq_q x head_dim, K and V batch x heads x seq_kv x head_dim.
+  const double bytes = 2.0 * static_cast<double>(a.batch * a.heads * a.head_dim) *
+                       static_cast<double>(a.seq_q + a.seq_kv) * SizeOf(a.dtype) *
+                       (a.backward ? 2 : 1);
+  const double memory = bytes / (gpu.hbm_bandwidth * kHbmEfficiency);
+  return std::max(compute, memory) + kKernelFloorSeconds;
+}
+
+double StreamingKernelSeconds(std::uint64_t bytes, const netmodel::GpuSpec& gpu) {
+  return static_cast<double>(bytes) / (gpu.hbm_bandwidth * kHbmEfficiency) + kKernelFloorSeconds;
+}
+
 std::optional<SimTime> LibraryModelProvider::Duration(const Op& op, const NameTable&) const {
   double seconds = 0;
   switch (op.kind) {
     case OpKind::kKernel:
-      if (op.gemm.m <= 0) return std::nullopt;
-      seconds = EstimateGemm(op.gemm, gpu_).seconds;
+      if (op.gemm.m > 0) {
+        seconds = EstimateGemm(op.gemm, gpu_).seconds;
+      } else if (op.attention.batch > 0) {
+        seconds = AttentionSeconds(op.attention, gpu_);
+      } else if (op.bytes > 0) {
+        seconds = StreamingKernelSeconds(op.bytes, gpu_);
+      } else {
+        return std::nullopt;
+      }
       break;
     case OpKind::kMemcpy: {
       const double bandwidth = copy_bandwidth_[static_cast<int>(op.copy_kind)];

@@ -37,6 +37,18 @@ inline constexpr double kPcieEfficiency = 0.8;
 // Fixed cost of a copy: DMA engine setup and, for host copies, a PCIe round trip. Assumed.
 inline constexpr double kCopyLatencySeconds = 2e-6;
 
+// Fused attention (FlashAttention style): the highest fraction of the tensor-core peak it
+// reaches on long sequences. FlashAttention-2 reports 50-73% of A100's peak for the forward
+// pass and somewhat less for the backward (Dao, "FlashAttention-2", 2023); FlashAttention-3
+// about 75% of H100's. Assumed one figure for both passes and all GPUs until measured.
+inline constexpr double kAttentionCeiling = 0.6;
+// Key/value length at which the attention efficiency is half its ceiling: short sequences
+// leave the K/V loop too short to hide loads. Assumed (a few 128-key tiles).
+inline constexpr double kAttentionSeqHalf = 256;
+// The backward pass does 2.5x the forward's FLOPs (five matrix products against two, with the
+// forward's recomputed; FlashAttention-2 paper).
+inline constexpr double kAttentionBackwardFactor = 2.5;
+
 // Tensor-core (or CUDA-core) rate a GEMM of `dtype` runs at on `gpu`, FLOP/s.
 double GemmPeakFlops(DataType dtype, const netmodel::GpuSpec& gpu);
 
@@ -58,6 +70,14 @@ struct GemmEstimate {
 };
 GemmEstimate EstimateGemm(const GemmShape& gemm, const netmodel::GpuSpec& gpu);
 
+// Fused attention: flops = 4 x batch x heads x seq_q x seq_kv x head_dim (halved when causal,
+// x kAttentionBackwardFactor for the backward), at the tensor-core peak x kAttentionCeiling x
+// seq_kv / (seq_kv + kAttentionSeqHalf), no faster than reading Q, K, V and writing O once.
+double AttentionSeconds(const AttentionShape& attention, const netmodel::GpuSpec& gpu);
+// A kernel that only streams memory (element-wise, normalisation): bytes at the HBM
+// bandwidth x kHbmEfficiency, plus the kernel floor.
+double StreamingKernelSeconds(std::uint64_t bytes, const netmodel::GpuSpec& gpu);
+
 // Data rate of a copy of `kind` on `cluster`, bytes/s; 0 when the cluster has no figure for
 // the link (a PCIe generation the catalog does not know).
 double CopyBandwidth(MemcpyKind kind, const netmodel::Cluster& cluster);
@@ -67,7 +87,8 @@ std::optional<double> MemcpySeconds(MemcpyKind kind, std::uint64_t bytes,
                                     const netmodel::Cluster& cluster);
 double MemsetSeconds(std::uint64_t bytes, const netmodel::GpuSpec& gpu);
 
-// Provider "library": GEMM kernels (op.gemm.m > 0), memcpy and memset ops.
+// Provider "library": GEMM kernels (op.gemm.m > 0), attention kernels (op.attention.batch >
+// 0), memory-bound kernels (only op.bytes > 0), memcpy and memset ops.
 class LibraryModelProvider : public DurationProvider {
  public:
   explicit LibraryModelProvider(const netmodel::Cluster& cluster);

@@ -21,6 +21,48 @@ GemmShape Gemm(std::int64_t m, std::int64_t n, std::int64_t k, DataType dtype = 
 
 double EffectiveFlops(const GemmEstimate& e) { return e.flops / e.seconds; }
 
+TEST(AttentionModel, CausalForwardAndBackwardFollowTheFormula) {
+  AttentionShape a;
+  a.batch = 1;
+  a.heads = 32;
+  a.seq_q = a.seq_kv = 4096;
+  a.head_dim = 128;
+  // 4 x 32 x 4096^2 x 128 / 2 FLOP at 989.4 TFLOP/s x 0.6 x 4096 / (4096 + 256), + 2 us.
+  const double flops = 4.0 * 32 * 4096.0 * 4096.0 * 128 / 2;
+  const double efficiency = 0.6 * 4096 / (4096 + 256.0);
+  const double forward = flops / (989.4e12 * efficiency) + 2e-6;
+  EXPECT_NEAR(AttentionSeconds(a, Gpu("h100-sxm")), forward, 1e-9);
+  a.backward = true;
+  EXPECT_NEAR(AttentionSeconds(a, Gpu("h100-sxm")), 2.5 * (forward - 2e-6) + 2e-6, 1e-9);
+  // Without the causal mask twice the work; on short sequences the efficiency drops.
+  a.backward = false;
+  a.causal = false;
+  EXPECT_NEAR(AttentionSeconds(a, Gpu("h100-sxm")), 2 * (forward - 2e-6) + 2e-6, 1e-9);
+}
+
+TEST(StreamingKernelModel, BytesAtHbmBandwidth) {
+  EXPECT_NEAR(StreamingKernelSeconds(1'000'000'000, Gpu("h100-sxm")), 1e9 / (3.35e12 * 0.9) + 2e-6,
+              1e-12);
+}
+
+TEST(LibraryProvider, TimesAttentionAndMemoryBoundKernelsButNotBareOnes) {
+  const netmodel::Cluster cluster = netmodel::testing::DgxCluster("h100-sxm", 1);
+  const LibraryModelProvider provider(cluster);
+  NameTable names;
+  Op op;
+  op.kind = OpKind::kKernel;
+  EXPECT_FALSE(provider.Duration(op, names).has_value());  // nothing to model: fallback
+  op.bytes = 1'000'000'000;
+  EXPECT_EQ(*provider.Duration(op, names),
+            FromMicros(StreamingKernelSeconds(op.bytes, cluster.gpu) * 1e6));
+  op.attention.batch = 2;
+  op.attention.heads = 8;
+  op.attention.seq_q = op.attention.seq_kv = 2048;
+  op.attention.head_dim = 128;
+  EXPECT_EQ(*provider.Duration(op, names),
+            FromMicros(AttentionSeconds(op.attention, cluster.gpu) * 1e6));
+}
+
 TEST(GemmModel, Bf16Cube8192MatchesTheH200Measurement) {
   // shared/reference/hardware.md: a bf16 8192^3 GEMM runs at about 770-800 TFLOP/s on H200.
   for (const char* gpu : {"h200-sxm", "h100-sxm"}) {

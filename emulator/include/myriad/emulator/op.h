@@ -94,6 +94,19 @@ struct GemmShape {
   DataType dtype = DataType::kBfloat16;
 };
 
+// What the attention model needs to time a fused (flash-attention style) attention kernel
+// (batch = 0: not attention).
+struct AttentionShape {
+  std::int64_t batch = 0;
+  std::int64_t heads = 0;   // query heads on this GPU
+  std::int64_t seq_q = 0;   // query positions
+  std::int64_t seq_kv = 0;  // key/value positions
+  std::int64_t head_dim = 0;
+  bool causal = true;
+  bool backward = false;
+  DataType dtype = DataType::kBfloat16;
+};
+
 // Stream 0 is the legacy default stream; kPerThreadStream the per-thread default stream.
 inline constexpr std::int32_t kLegacyStream = 0;
 inline constexpr std::int32_t kPerThreadStream = -2;
@@ -111,7 +124,8 @@ struct Op {
   std::uint32_t shared_mem = 0;
   SimTime duration = -1;  // kernel/host: given duration; -1 = ask the kernel timing chain
   GemmShape gemm;
-  // memcpy, memset, malloc, free
+  AttentionShape attention;
+  // memcpy, memset, malloc, free; a kernel that states only its bytes is memory-bound
   std::uint64_t bytes = 0;
   MemcpyKind copy_kind = MemcpyKind::kDeviceToDevice;
   bool async = true;  // memcpy/memset: cudaMemcpyAsync (true) or blocking cudaMemcpy (false)
