@@ -31,12 +31,12 @@ class TrainingStepWorkload : public myriad::emulator::Workload {
   TrainingStepWorkload(int ranks, int ops_per_rank) : ranks_(ranks), steps_(ops_per_rank / 10) {
     kernel_ = names_.Intern("sm90_xmma_gemm_bf16bf16_bf16f32");
     for (int node = 0; node < ranks / 8; ++node) {
-      CommunicatorSpec tp{names_.Intern("tp" + std::to_string(node)), {}};
+      CommunicatorSpec tp{names_.Intern("tp" + std::to_string(node)), {}, {}};
       for (int i = 0; i < 8; ++i) tp.ranks.push_back(node * 8 + i);
       comms_.push_back(tp);
     }
     for (int local = 0; local < 8; ++local) {
-      CommunicatorSpec dp{names_.Intern("dp" + std::to_string(local)), {}};
+      CommunicatorSpec dp{names_.Intern("dp" + std::to_string(local)), {}, {}};
       for (int node = 0; node < ranks / 8; ++node) dp.ranks.push_back(node * 8 + local);
       comms_.push_back(dp);
     }

@@ -114,7 +114,7 @@ Status Simulation::ArriveCollective(int rank, int slot, const Op& call) {
     std::string detail;
     if (ranks_[static_cast<size_t>(member)]->traced)
       detail = fmt::format("{} {} B {}/{} {:.3f} us", netmodel::ToString(call.coll),
-                           BufferBytes(call, n), netmodel::ToString(est->algorithm),
+                           BufferBytes(call, comm.layout.ranks), netmodel::ToString(est->algorithm),
                            netmodel::ToString(est->protocol), est->time_us);
     Resolve(member, member_slot, end, std::move(detail));
   }
@@ -159,8 +159,9 @@ Status Simulation::ArriveP2p(int rank, int slot, const Op& call) {
   request.op = netmodel::CollectiveOp::kSendRecv;
   request.bytes = bytes;
   request.ranks = 2;
-  auto est = model_.Estimate(request, model_.LayoutOf({comm.ranks[static_cast<size_t>(src)],
-                                                       comm.ranks[static_cast<size_t>(dst)]}));
+  auto est = model_.Estimate(
+      request, model_.LayoutOf({workload_.gpu_of(comm.ranks[static_cast<size_t>(src)]),
+                                workload_.gpu_of(comm.ranks[static_cast<size_t>(dst)])}));
   if (!est.ok()) return est.status();
   const SimTime end = now_ + FromMicros(est->time_us);
   Log().debug("{} (#{}) matched by rank {}: {:.3f} us", Describe(s), seq, inst.recv_rank,

@@ -67,8 +67,16 @@ Status Simulation::Prepare() {
         return Status::InvalidArgument(
             fmt::format("communicator '{}' lists rank {} twice", names_.Name(spec.name), member));
     }
-    // Logical rank r runs on GPU r of the cluster.
-    comm.layout = model_.LayoutOf(comm.ranks);
+    // Timed on the GPUs its members run on, or on the ones the workload names for it.
+    std::vector<int> gpus = spec.gpus;
+    if (gpus.empty())
+      for (int member : comm.ranks) gpus.push_back(workload_.gpu_of(member));
+    for (int gpu : gpus)
+      if (gpu < 0 || gpu >= cluster_.total_gpus())
+        return Status::InvalidArgument(fmt::format("communicator '{}': GPU {} is outside 0..{}",
+                                                   names_.Name(spec.name), gpu,
+                                                   cluster_.total_gpus() - 1));
+    comm.layout = model_.LayoutOf(gpus);
     if (!comms_.emplace(spec.name, std::move(comm)).second)
       return Status::InvalidArgument(
           fmt::format("communicator '{}' is declared twice", names_.Name(spec.name)));

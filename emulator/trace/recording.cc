@@ -96,13 +96,13 @@ Status RecordingWorkload::Write(const std::string& path) {
   NameTable& to = recorded.names();
   auto remap = [&](NameId id) { return id == 0 ? NameId{0} : to.Intern(from.Name(id)); };
   for (const CommunicatorSpec& spec : inner_.communicators())
-    recorded.AddCommunicator({remap(spec.name), spec.ranks});
+    recorded.AddCommunicator({remap(spec.name), spec.ranks, spec.gpus});
   for (const auto& [name, members] : comms_) {
     for (int member : members)
       if (member < 0)
         return Status::InvalidArgument(fmt::format(
             "cannot record communicator '{}': not every member joined it", from.Name(name)));
-    recorded.AddCommunicator({remap(name), members});
+    recorded.AddCommunicator({remap(name), members, {}});
   }
   for (int rank = 0; rank < world_size(); ++rank) {
     for (Op op : ops_[static_cast<size_t>(rank)]) {

@@ -29,7 +29,7 @@ class VectorWorkload : public emulator::Workload {
   }
 
   NameId Comm(const std::string& name, std::vector<int> ranks) {
-    comms_.push_back({names_.Intern(name), std::move(ranks)});
+    comms_.push_back({names_.Intern(name), std::move(ranks), {}});
     return comms_.back().name;
   }
 

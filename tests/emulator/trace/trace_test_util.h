@@ -146,7 +146,7 @@ inline void ExpectSameWorkload(Workload& a, Workload& b) {
 class GeneratedWorkload : public Workload {
  public:
   GeneratedWorkload(int world, int ops_per_rank) : world_(world), ops_per_rank_(ops_per_rank) {
-    CommunicatorSpec all{names_.Intern("all"), {}};
+    CommunicatorSpec all{names_.Intern("all"), {}, {}};
     for (int r = 0; r < world; ++r) all.ranks.push_back(r);
     comms_.push_back(all);
   }

@@ -17,6 +17,10 @@ namespace myriad::emulator {
 struct CommunicatorSpec {
   NameId name = 0;
   std::vector<int> ranks;  // global (logical) ranks
+  // The cluster GPUs its collectives are timed on, when more than its simulated members: a
+  // workload that simulates one of several identical replicas (rank folding) times the
+  // replicas' collective on all of them. Empty: the members' own GPUs.
+  std::vector<int> gpus;
 };
 
 class OpSource {
@@ -46,6 +50,8 @@ class Workload {
  public:
   virtual ~Workload() = default;
   virtual int world_size() const = 0;
+  // The cluster GPU a rank runs on (rank folding places a replica's ranks on their GPUs).
+  virtual int gpu_of(int rank) const { return rank; }
   virtual const std::vector<CommunicatorSpec>& communicators() const = 0;
   virtual NameTable& names() = 0;
   // Where the ops come from, for reports ("trace run.jsonl").
