@@ -24,6 +24,9 @@ int RunReplay(const std::vector<std::string>& args, std::ostream& out, std::ostr
 // `myriad run SCENARIO -- COMMAND`: an unmodified CUDA/NCCL program on virtual GPUs.
 int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+// `myriad simulate SCENARIO`: a synthetic training iteration of the scenario's [workload].
+int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 // `myriad trace convert IN OUT`: between JSON Lines and the binary trace format.
 int RunTrace(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

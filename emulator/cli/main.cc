@@ -16,6 +16,7 @@ constexpr const char* kUsage =
     "  collective SCENARIO --op OP ...  predict NCCL collectives, printed like nccl-tests\n"
     "  run SCENARIO -- COMMAND ARGS     run a CUDA/NCCL program on the scenario's virtual GPUs\n"
     "  replay TRACE --scenario SCENARIO run a trace of per-rank ops on a cluster in virtual time\n"
+    "  simulate SCENARIO                a synthetic training iteration of the scenario's workload\n"
     "  trace convert IN OUT             convert a trace between JSON Lines and binary\n"
     "\n"
     "`myriad <command> --help` describes one command.\n";
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   if (command == "check") return myriad::cli::RunCheck(args, std::cout, std::cerr);
   if (command == "collective") return myriad::cli::RunCollective(args, std::cout, std::cerr);
   if (command == "run") return myriad::cli::RunRun(args, std::cout, std::cerr);
+  if (command == "simulate") return myriad::cli::RunSimulate(args, std::cout, std::cerr);
   if (command == "replay") return myriad::cli::RunReplay(args, std::cout, std::cerr);
   if (command == "trace") return myriad::cli::RunTrace(args, std::cout, std::cerr);
   std::cerr << "myriad: error: unknown command '" << command << "'\n" << kUsage;

@@ -87,7 +87,7 @@ int RunReplay(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   emulator::RunContext context{"replay",      scenario->name,
                                scenario_path, (*workload)->description(),
-                               "analytical",  &scenario->cluster};
+                               "analytical",  &scenario->cluster, {}};
   return FinishRun(*result, context, flags, out, err);
 }
 

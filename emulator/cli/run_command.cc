@@ -230,7 +230,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     }
   }
   emulator::RunContext context{"run",        scenario->name, scenario_path, live.description,
-                               "analytical", &cluster};
+                               "analytical", &cluster, {}};
   return FinishRun(*result, context, flags, out, err);
 }
 

@@ -149,6 +149,7 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
   out += fmt::format("  \"total_time_us\": {},\n", Us(result.total_time));
   out += fmt::format("  \"slowest_rank\": {},\n", SlowestRank(result));
   out += fmt::format("  \"simulated_ops\": {},\n", result.simulated_ops);
+  for (const auto& [key, value] : context.extra) out += fmt::format("  {}: {},\n", Json(key), value);
   out += fmt::format(
       "  \"breakdown_us\": {{\"compute\": {}, \"exposed_comm\": {}, \"idle\": {}}},\n",
       spread(SpreadOf(result.ranks, [](const RankResult& r) { return r.compute; })),

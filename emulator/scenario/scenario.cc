@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -37,6 +38,9 @@ constexpr std::string_view kDefaultSwitch = "quantum-2";
 // An 800G NIC needs 800G switch ports.
 constexpr std::string_view kDefaultSwitch800G = "quantum-x800";
 constexpr std::string_view kNic800G = "cx8-800g";
+// A 200G HDR NIC on HDR switches, as in DGX A100 SuperPODs.
+constexpr std::string_view kDefaultSwitch200G = "quantum-hdr";
+constexpr std::string_view kNic200G = "cx6-200g";
 
 std::string Override(const SourcePos& pos) { return "override " + pos.ToString(); }
 
@@ -147,8 +151,8 @@ class Resolver {
   explicit Resolver(Scenario* scenario) : scenario_(*scenario), cluster_(scenario->cluster) {}
 
   Status Resolve(const TomlNode& document) {
-    Result<TableReader> root =
-        TableReader::Open(document, "", {"include", "name", "description", "cluster", "launch"});
+    Result<TableReader> root = TableReader::Open(
+        document, "", {"include", "name", "description", "cluster", "launch", "workload"});
     if (!root.ok()) return root.status();
     Field<std::string> name, description;
     MYRIAD_RETURN_IF_ERROR(root->String("name", &name));
@@ -174,7 +178,8 @@ class Resolver {
     if (Status valid = cluster_.Validate(); !valid.ok()) {
       return ErrorAt(cluster->pos(), "cluster", valid.message());
     }
-    return ResolveLaunch(*root);
+    MYRIAD_RETURN_IF_ERROR(ResolveLaunch(*root));
+    return ResolveWorkload(*root);
   }
 
  private:
@@ -241,6 +246,204 @@ class Resolver {
         return scale.Error(fmt::format("must be positive, got {}", scale.value));
       launch.host_time_scale = scale.value;
     }
+    return Status::Ok();
+  }
+
+  // [workload]: a model (a preset, keys replacing its values one by one, or every size
+  // written out), [workload.parallel] and [workload.training]; checked against the cluster.
+  Status ResolveWorkload(const TableReader& root) {
+    const TomlNode* table;
+    MYRIAD_RETURN_IF_ERROR(root.Table("workload", &table));
+    if (table == nullptr) return Status::Ok();
+    Result<TableReader> reader =
+        TableReader::Open(*table, "workload",
+                          {"model", "layers", "hidden", "heads", "kv_heads", "ffn", "activation",
+                           "vocab", "seq", "tied_embeddings", "parallel", "training"});
+    if (!reader.ok()) return reader.status();
+    const TableReader& r = *reader;
+    WorkloadSpec spec;
+    ModelSpec& model = spec.model;
+
+    Field<std::string> preset;
+    MYRIAD_RETURN_IF_ERROR(r.String("model", &preset));
+    if (preset.present) {
+      Result<ModelSpec> found = FindModelPreset(preset.value);
+      if (!found.ok()) return preset.Error(found.status().message());
+      model = *found;
+      Record("workload.model", preset.pos.ToString());
+    }
+    const std::string from_preset = preset.present ? "preset " + preset.value : "";
+    // Origin of a model key: written over a preset or a default, written as a required key,
+    // or not written.
+    auto origin = [&](const auto& field, std::string absent) {
+      if (!field.present) return absent;
+      return preset.present ? Override(field.pos) : field.pos.ToString();
+    };
+
+    struct Size {
+      std::string_view key;
+      int* target;
+      std::string_view what;
+    };
+    const std::array<Size, 5> required = {{
+        {"layers", &model.layers, "transformer layers"},
+        {"hidden", &model.hidden, "hidden size"},
+        {"heads", &model.heads, "attention heads"},
+        {"vocab", &model.vocab, "vocabulary size"},
+        {"seq", &model.seq, "sequence length"},
+    }};
+    for (const Size& size : required) {
+      Field<int> field;
+      MYRIAD_RETURN_IF_ERROR(r.Integer(size.key, &field));
+      MYRIAD_RETURN_IF_ERROR(AtLeast(field, 1));
+      if (field.present) {
+        *size.target = field.value;
+      } else if (!preset.present) {
+        return r.Missing(size.key, fmt::format("{}, unless model names a preset", size.what));
+      }
+      Record(r.KeyPath(size.key), origin(field, from_preset));
+    }
+
+    Field<int> kv_heads, ffn;
+    MYRIAD_RETURN_IF_ERROR(r.Integer("kv_heads", &kv_heads));
+    MYRIAD_RETURN_IF_ERROR(AtLeast(kv_heads, 1));
+    MYRIAD_RETURN_IF_ERROR(r.Integer("ffn", &ffn));
+    MYRIAD_RETURN_IF_ERROR(AtLeast(ffn, 1));
+    if (kv_heads.present) {
+      model.kv_heads = kv_heads.value;
+    } else if (!preset.present) {
+      model.kv_heads = model.heads;
+    }
+    if (ffn.present) {
+      model.ffn = ffn.value;
+    } else if (!preset.present) {
+      model.ffn = 4 * model.hidden;
+    }
+    Record("workload.kv_heads", kv_heads.present ? Override(kv_heads.pos)
+                                : preset.present ? from_preset
+                                                 : "derived: heads (no GQA)");
+    Record("workload.ffn", ffn.present      ? Override(ffn.pos)
+                           : preset.present ? from_preset
+                                            : "derived: 4 x hidden");
+
+    Field<std::string> activation;
+    MYRIAD_RETURN_IF_ERROR(r.String("activation", &activation));
+    if (activation.present) {
+      if (activation.value == "gelu") {
+        model.activation = Activation::kGelu;
+      } else if (activation.value == "swiglu") {
+        model.activation = Activation::kSwiglu;
+      } else {
+        return activation.Error(
+            fmt::format("must be \"gelu\" or \"swiglu\", got '{}'", activation.value));
+      }
+    }
+    Record("workload.activation", activation.present ? Override(activation.pos)
+                                  : preset.present   ? from_preset
+                                                     : "default");
+    Field<bool> tied;
+    MYRIAD_RETURN_IF_ERROR(r.Boolean("tied_embeddings", &tied));
+    if (tied.present) model.tied_embeddings = tied.value;
+    Record("workload.tied_embeddings", tied.present     ? Override(tied.pos)
+                                       : preset.present ? from_preset
+                                                        : "default");
+
+    MYRIAD_RETURN_IF_ERROR(ResolveParallel(r, &spec.parallel));
+    MYRIAD_RETURN_IF_ERROR(ResolveTraining(r, &spec.training));
+
+    const int world = cluster_.total_gpus();
+    if (Status valid = spec.Validate(world); !valid.ok()) {
+      return ErrorAt(r.pos(), "workload", valid.message());
+    }
+    spec.parallel.dp = spec.data_parallel(world);
+    scenario_.workload = std::move(spec);
+    return Status::Ok();
+  }
+
+  Status ResolveParallel(const TableReader& workload, ParallelSpec* parallel) {
+    const TomlNode* table;
+    MYRIAD_RETURN_IF_ERROR(workload.Table("parallel", &table));
+    const TomlNode empty = EmptyTableAt(workload.pos());
+    Result<TableReader> reader = TableReader::Open(table ? *table : empty, "workload.parallel",
+                                                   {"tp", "pp", "dp", "sequence_parallel"});
+    if (!reader.ok()) return reader.status();
+    const TableReader& r = *reader;
+    Field<int> tp, pp, dp;
+    Field<bool> sequence_parallel;
+    MYRIAD_RETURN_IF_ERROR(r.Integer("tp", &tp));
+    MYRIAD_RETURN_IF_ERROR(AtLeast(tp, 1));
+    MYRIAD_RETURN_IF_ERROR(r.Integer("pp", &pp));
+    MYRIAD_RETURN_IF_ERROR(AtLeast(pp, 1));
+    MYRIAD_RETURN_IF_ERROR(r.Integer("dp", &dp));
+    MYRIAD_RETURN_IF_ERROR(AtLeast(dp, 1));
+    MYRIAD_RETURN_IF_ERROR(r.Boolean("sequence_parallel", &sequence_parallel));
+    Apply(tp, &parallel->tp, "workload.parallel.tp", "default");
+    Apply(pp, &parallel->pp, "workload.parallel.pp", "default");
+    Apply(dp, &parallel->dp, "workload.parallel.dp", "derived: GPUs / (tp x pp)");
+    Apply(sequence_parallel, &parallel->sequence_parallel, "workload.parallel.sequence_parallel",
+          "default");
+    return Status::Ok();
+  }
+
+  Status ResolveTraining(const TableReader& workload, TrainingSpec* training) {
+    const TomlNode* table;
+    MYRIAD_RETURN_IF_ERROR(workload.Table("training", &table));
+    const TomlNode empty = EmptyTableAt(workload.pos());
+    Result<TableReader> reader =
+        TableReader::Open(table ? *table : empty, "workload.training",
+                          {"micro_batch", "global_batch", "precision", "recompute",
+                           "overlap_grad_reduce", "iterations"});
+    if (!reader.ok()) return reader.status();
+    const TableReader& r = *reader;
+    Field<int> micro_batch, global_batch, iterations;
+    MYRIAD_RETURN_IF_ERROR(r.Integer("micro_batch", &micro_batch));
+    MYRIAD_RETURN_IF_ERROR(AtLeast(micro_batch, 1));
+    MYRIAD_RETURN_IF_ERROR(r.Integer("global_batch", &global_batch));
+    if (!global_batch.present) return r.Missing("global_batch", "sequences per iteration");
+    MYRIAD_RETURN_IF_ERROR(AtLeast(global_batch, 1));
+    MYRIAD_RETURN_IF_ERROR(r.Integer("iterations", &iterations));
+    MYRIAD_RETURN_IF_ERROR(AtLeast(iterations, 1));
+
+    Field<std::string> precision, recompute;
+    MYRIAD_RETURN_IF_ERROR(r.String("precision", &precision));
+    if (precision.present) {
+      if (precision.value == "bf16") {
+        training->precision = DataType::kBfloat16;
+      } else if (precision.value == "fp8") {
+        if (!(cluster_.gpu.fp8_flops > 0)) {
+          return precision.Error(
+              fmt::format("\"fp8\", but GPU '{}' has no FP8 tensor cores", cluster_.gpu.key));
+        }
+        training->precision = DataType::kFloat8e4m3;
+      } else {
+        return precision.Error(
+            fmt::format("must be \"bf16\" or \"fp8\", got '{}'", precision.value));
+      }
+    }
+    MYRIAD_RETURN_IF_ERROR(r.String("recompute", &recompute));
+    if (recompute.present) {
+      if (recompute.value == "none") {
+        training->recompute = Recompute::kNone;
+      } else if (recompute.value == "selective") {
+        training->recompute = Recompute::kSelective;
+      } else if (recompute.value == "full") {
+        training->recompute = Recompute::kFull;
+      } else {
+        return recompute.Error(
+            fmt::format("must be \"none\", \"selective\" or \"full\", got '{}'", recompute.value));
+      }
+    }
+    Field<bool> overlap;
+    MYRIAD_RETURN_IF_ERROR(r.Boolean("overlap_grad_reduce", &overlap));
+
+    Apply(micro_batch, &training->micro_batch, "workload.training.micro_batch", "default");
+    training->global_batch = global_batch.value;
+    Record("workload.training.global_batch", global_batch.pos.ToString());
+    Record("workload.training.precision", precision.present ? Override(precision.pos) : "default");
+    Record("workload.training.recompute", recompute.present ? Override(recompute.pos) : "default");
+    Apply(overlap, &training->overlap_grad_reduce, "workload.training.overlap_grad_reduce",
+          "default");
+    Apply(iterations, &training->iterations, "workload.training.iterations", "default");
     return Status::Ok();
   }
 
@@ -520,6 +723,7 @@ class Resolver {
     MYRIAD_RETURN_IF_ERROR(r.String("switch", &switch_key));
     const std::string_view key = switch_key.present        ? std::string_view(switch_key.value)
                                  : out.nic.key == kNic800G ? kDefaultSwitch800G
+                                 : out.nic.key == kNic200G ? kDefaultSwitch200G
                                                            : kDefaultSwitch;
     Result<netmodel::SwitchSpec> leaf = netmodel::FindSwitch(key);
     if (!leaf.ok()) return switch_key.Error(leaf.status().message());

@@ -20,6 +20,13 @@ constexpr double kNicLatency = 0.4e-6;
 // Port-to-port latency of an InfiniBand/Ethernet AI switch. Assumed, same caveat.
 constexpr double kSwitchLatency = 0.2e-6;
 
+// ConnectX-6 HDR: 200 Gb/s InfiniBand on PCIe Gen4 x16 (NVIDIA ConnectX-6 VPI product brief;
+// the DGX A100 and Selene's scale-out NICs, shared/reference/training.md). Same efficiency and
+// latency assumptions as ConnectX-7.
+NicSpec Cx6() {
+  return {"cx6-200g", "NVIDIA ConnectX-6 HDR 200G", 200 * kGbps, kRdmaEfficiency, kNicLatency,
+          4 /* PCIe Gen4 x16 */};
+}
 NicSpec Cx7() {
   return {"cx7-400g", "NVIDIA ConnectX-7 400G", 400 * kGbps, kRdmaEfficiency, kNicLatency,
           5 /* hardware.md: PCIe Gen5 x16 */};
@@ -37,17 +44,23 @@ SwitchSpec Quantum2() {
 SwitchSpec QuantumX800() {
   return {"quantum-x800", "NVIDIA Quantum-X800 XDR", 144, 800 * kGbps, kSwitchLatency, true};
 }
+// Quantum (QM8700/QM8790): 40 ports of HDR 200G with SHARP v2 (NVIDIA Quantum HDR product
+// brief); the leaf and spine switches of DGX A100 SuperPODs such as Selene.
+SwitchSpec QuantumHdr() {
+  return {"quantum-hdr", "NVIDIA Quantum HDR (QM8700)", 40, 200 * kGbps, kSwitchLatency, true};
+}
 // A generic 64-port 400G Ethernet switch without in-network reduction.
 SwitchSpec Ethernet400() {
   return {"ethernet-400g", "64-port 400G Ethernet", 64, 400 * kGbps, kSwitchLatency, false};
 }
 
-const std::array<NicSpec, 2>& Nics() {
-  static const std::array<NicSpec, 2> kNics = {Cx7(), Cx8()};
+const std::array<NicSpec, 3>& Nics() {
+  static const std::array<NicSpec, 3> kNics = {Cx6(), Cx7(), Cx8()};
   return kNics;
 }
-const std::array<SwitchSpec, 3>& Switches() {
-  static const std::array<SwitchSpec, 3> kSwitches = {Quantum2(), QuantumX800(), Ethernet400()};
+const std::array<SwitchSpec, 4>& Switches() {
+  static const std::array<SwitchSpec, 4> kSwitches = {QuantumHdr(), Quantum2(), QuantumX800(),
+                                                      Ethernet400()};
   return kSwitches;
 }
 

@@ -53,6 +53,10 @@ TEST(CatalogTest, DatasheetFigures) {
 TEST(CatalogTest, Nics) {
   EXPECT_DOUBLE_EQ(FindNic("cx7-400g")->line_rate, 50e9);
   EXPECT_DOUBLE_EQ(FindNic("cx8-800g")->line_rate, 100e9);
+  EXPECT_DOUBLE_EQ(FindNic("cx6-200g")->line_rate, 25e9);  // HDR 200 Gb/s
+  EXPECT_EQ(FindNic("cx6-200g")->pcie_generation, 4);
+  EXPECT_EQ(FindSwitch("quantum-hdr")->radix, 40);  // QM8700: 40 ports of HDR
+  EXPECT_TRUE(FindSwitch("quantum-hdr")->in_network_reduction);
   for (const auto& key : NicKeys()) EXPECT_TRUE(FindNic(key).ok()) << key;
   for (const auto& key : SwitchKeys()) EXPECT_TRUE(FindSwitch(key).ok()) << key;
 }

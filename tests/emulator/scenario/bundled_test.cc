@@ -28,12 +28,15 @@ using ::testing::MatchesRegex;
 constexpr double kGB = 1e9;
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
+// Paths under scenarios/ without ".toml": "h100-x128", "validation/megatron-a100-1.7b".
 std::vector<std::string> BundledNames() {
   std::vector<std::string> names;
-  for (const fs::directory_entry& entry :
-       fs::directory_iterator(fs::path(MYRIAD_SOURCE_DIR) / "scenarios")) {
-    if (entry.is_regular_file() && entry.path().extension() == ".toml") {
-      names.push_back(entry.path().stem().string());
+  for (const char* folder : {"", "validation/"}) {
+    for (const fs::directory_entry& entry :
+         fs::directory_iterator(fs::path(MYRIAD_SOURCE_DIR) / "scenarios" / folder)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".toml") {
+        names.push_back(folder + entry.path().stem().string());
+      }
     }
   }
   std::sort(names.begin(), names.end());
@@ -50,7 +53,7 @@ TEST_P(BundledTest, LoadsAndValidates) {
   Result<Scenario> s = LoadScenario(path);
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_TRUE(s->cluster.Validate().ok());
-  EXPECT_EQ(s->name, GetParam());
+  EXPECT_EQ(s->name, fs::path(GetParam()).filename().string());
   EXPECT_FALSE(s->description.empty());
   EXPECT_GE(s->cluster.total_gpus(), 8);
   // A comment header says what the file models.
@@ -63,7 +66,9 @@ TEST_P(BundledTest, LoadsAndValidates) {
 // Test names allow only letters, digits and underscores.
 std::string TestName(const ::testing::TestParamInfo<std::string>& param) {
   std::string name = param.param;
-  std::replace(name.begin(), name.end(), '-', '_');
+  for (char& c : name) {
+    if (c == '-' || c == '/' || c == '.') c = '_';
+  }
   return name;
 }
 
@@ -80,7 +85,77 @@ TEST(BundledFactsTest, AllExpectedScenariosAreThere) {
   EXPECT_THAT(
       BundledNames(),
       ::testing::IsSupersetOf({"dgx-a100", "dgx-h100", "h100-x16", "h100-x128", "h100-x1024",
-                               "h200-x128", "b200-x128", "gb200-nvl72-x8", "h100-x128-clos-2to1"}));
+                               "h200-x128", "b200-x128", "gb200-nvl72-x8", "h100-x128-clos-2to1",
+                               "llama3-8b-h100-x64", "validation/selene-a100"}));
+}
+
+// One row of the SC'21 table (shared/reference/training.md).
+struct MegatronRow {
+  const char* params;
+  int heads, hidden, layers, tp, pp, gpus, global_batch;
+};
+
+TEST(BundledFactsTest, SeleneA100) {
+  const netmodel::Cluster c = Load("validation/selene-a100").cluster;
+  EXPECT_EQ(c.gpu.key, "a100-sxm-80gb");
+  EXPECT_EQ(c.total_gpus(), 3072);
+  EXPECT_EQ(c.scale_up.kind, ScaleUpKind::kNvSwitch);
+  EXPECT_EQ(c.scale_out.topology, ScaleOutTopology::kRailOptimized);
+  EXPECT_EQ(c.scale_out.nic.key, "cx6-200g");
+  EXPECT_EQ(c.scale_out.nics_per_node, 8);
+  EXPECT_EQ(c.scale_out.leaf_switch.key, "quantum-hdr");
+  EXPECT_EQ(c.scale_out.nodes_per_leaf, 20);  // a SuperPOD scalable unit
+  EXPECT_DOUBLE_EQ(c.scale_out_bandwidth_per_gpu(), 24 * kGB);
+}
+
+TEST(BundledFactsTest, MegatronRowsMatchTheTable) {
+  const MegatronRow rows[] = {
+      {"1.7b", 24, 2304, 24, 1, 1, 32, 512},          {"3.6b", 32, 3072, 30, 2, 1, 64, 512},
+      {"7.5b", 32, 4096, 36, 4, 1, 128, 512},         {"18.4b", 48, 6144, 40, 8, 1, 256, 1024},
+      {"39.1b", 64, 8192, 48, 8, 2, 512, 1536},       {"76.1b", 80, 10240, 60, 8, 4, 1024, 1792},
+      {"145.6b", 96, 12288, 80, 8, 8, 1536, 2304},    {"310.1b", 128, 16384, 96, 8, 16, 1920, 2160},
+      {"529.6b", 128, 20480, 105, 8, 35, 2520, 2520}, {"1008b", 160, 25600, 128, 8, 64, 3072, 3072},
+  };
+  for (const MegatronRow& row : rows) {
+    const std::string name = std::string("validation/megatron-a100-") + row.params;
+    SCOPED_TRACE(name);
+    const Scenario s = Load(name);
+    ASSERT_TRUE(s.workload.has_value());
+    const WorkloadSpec& w = *s.workload;
+    EXPECT_EQ(s.cluster.total_gpus(), row.gpus);
+    EXPECT_EQ(s.cluster.scale_out.nic.key, "cx6-200g");
+    EXPECT_EQ(w.model.preset, std::string("megatron-") + row.params);
+    EXPECT_EQ(w.model.heads, row.heads);
+    EXPECT_EQ(w.model.hidden, row.hidden);
+    EXPECT_EQ(w.model.layers, row.layers);
+    EXPECT_EQ(w.model.seq, 2048);
+    EXPECT_EQ(w.model.vocab, 51200);
+    EXPECT_EQ(w.parallel.tp, row.tp);
+    EXPECT_EQ(w.parallel.pp, row.pp);
+    EXPECT_EQ(w.parallel.dp, row.gpus / (row.tp * row.pp));
+    EXPECT_EQ(w.training.global_batch, row.global_batch);
+    EXPECT_EQ(w.training.micro_batch, 1);
+    EXPECT_EQ(w.training.recompute, Recompute::kFull);
+    EXPECT_EQ(w.training.precision, DataType::kBfloat16);
+    // The name's parameter count, by Megatron's formula, within 3% (the paper rounds it).
+    const double params = std::stod(row.params) * 1e9;
+    EXPECT_NEAR(w.parameters() / params, 1.0, 0.03);
+  }
+}
+
+TEST(BundledFactsTest, Llama3On64H100) {
+  const Scenario s = Load("llama3-8b-h100-x64");
+  EXPECT_EQ(s.cluster.total_gpus(), 64);
+  EXPECT_EQ(s.cluster.scale_out.nic.key, "cx7-400g");
+  ASSERT_TRUE(s.workload.has_value());
+  const WorkloadSpec& w = *s.workload;
+  EXPECT_EQ(w.model.preset, "llama3-8b");
+  EXPECT_EQ(w.parallel.tp, 8);
+  EXPECT_EQ(w.parallel.pp, 1);
+  EXPECT_EQ(w.parallel.dp, 8);
+  EXPECT_EQ(w.training.global_batch, 64);
+  EXPECT_EQ(w.micro_batches(), 8);
+  EXPECT_EQ(w.training.recompute, Recompute::kSelective);
 }
 
 TEST(BundledFactsTest, DgxA100) {

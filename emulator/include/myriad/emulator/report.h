@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "myriad/emulator/engine.h"
 #include "myriad/netmodel/cluster.h"
@@ -17,6 +19,9 @@ struct RunContext {
   std::string workload;  // Workload::description()
   std::string fidelity = "analytical";
   const netmodel::Cluster* cluster = nullptr;
+  // More top-level report members from the command (name -> JSON value, in order), e.g.
+  // `myriad simulate`'s model_tflops_per_gpu.
+  std::vector<std::pair<std::string, std::string>> extra;
 };
 
 std::string FormatSummary(const RunResult& result, const RunContext& context);

@@ -3,11 +3,13 @@
 // docs/scenarios.md lists the keys, defaults, units and the error format.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "myriad/emulator/workload.h"
 #include "myriad/netmodel/cluster.h"
 #include "myriad/status.h"
 
@@ -38,8 +40,13 @@ struct Scenario {
   //   "catalog h100-sxm"                the hardware catalog's figure for that part
   //   "default"                         Myriad's default (docs/scenarios.md says which)
   //   "derived: <how>"                  computed from other values
+  // [workload] keys are recorded as "workload.<key>", "workload.parallel.<key>" and
+  // "workload.training.<key>", with "preset <name>" for a value taken from a model preset.
   std::vector<std::pair<std::string, std::string>> provenance;
   LaunchSettings launch;
+  // [workload], validated against the cluster, with parallel.dp resolved (never 0) and every
+  // model size filled in (kv_heads = heads and ffn = 4 x hidden unless given).
+  std::optional<WorkloadSpec> workload;
 
   // The origin recorded for `key`, or "" when none was.
   std::string_view Origin(std::string_view key) const;

@@ -1,0 +1,117 @@
+// `myriad simulate SCENARIO`: a synthetic training iteration of the scenario's [workload] on
+// its cluster, with throughput, model FLOP/s and MFU beside the engine's report.
+#include <fmt/format.h>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/run_flags.h"
+#include "myriad/emulator/scenario.h"
+#include "myriad/emulator/workload.h"
+
+namespace myriad::cli {
+namespace {
+
+const std::string kSimulateUsage =
+    std::string(
+        "usage: myriad simulate SCENARIO [options]\n"
+        "\n"
+        "Generates the op streams of the scenario's [workload] (a transformer trained with TP,\n"
+        "PP and DP as Megatron-LM runs it) and runs them on its cluster. Prints the engine's\n"
+        "summary plus tokens/s, model TFLOP/s per GPU and MFU (Megatron's FLOP formula).\n"
+        "\n"
+        "  --no-fold                simulate every data-parallel replica (default: one, whose\n"
+        "                           data-parallel collectives are timed on all replicas' GPUs)\n") +
+    kRunFlagsUsage;
+
+}  // namespace
+
+int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto usage_error = [&](const std::string& msg) {
+    err << "myriad simulate: error: " << msg << "\n" << kSimulateUsage;
+    return kExitBadInput;
+  };
+  std::string scenario_path;
+  RunFlags flags;
+  bool fold = true;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    std::string flag_error;
+    if (ParseRunFlag(args, i, flags, flag_error)) {
+      if (!flag_error.empty()) return usage_error(flag_error);
+      continue;
+    }
+    if (a == "--help" || a == "-h") {
+      out << kSimulateUsage;
+      return kExitOk;
+    } else if (a == "--no-fold") {
+      fold = false;
+    } else if (!a.empty() && a[0] == '-') {
+      return usage_error("unknown option '" + a + "'");
+    } else if (scenario_path.empty()) {
+      scenario_path = a;
+    } else {
+      return usage_error("unexpected argument '" + a + "'");
+    }
+  }
+  if (scenario_path.empty()) return usage_error("missing SCENARIO");
+  auto scenario = emulator::LoadScenario(scenario_path);
+  if (!scenario.ok()) {
+    err << "myriad: error: " << scenario.status().message() << "\n";
+    return kExitBadInput;
+  }
+  if (!scenario->workload) {
+    err << "myriad: error: " << scenario_path << ": no [workload] to simulate\n";
+    return kExitBadInput;
+  }
+  const emulator::WorkloadSpec& spec = *scenario->workload;
+  const netmodel::Cluster& cluster = scenario->cluster;
+  auto workload = emulator::MakeSyntheticWorkload(spec, cluster, fold);
+  if (!workload.ok()) {
+    err << "myriad: error: " << workload.status().message() << "\n";
+    return kExitBadInput;
+  }
+  auto result = emulator::RunEngine(**workload, cluster, flags.engine);
+  if (!result.ok()) {
+    err << "myriad: error: " << result.status().message() << "\n";
+    return kExitFailure;
+  }
+  // Throughput from the iteration time, with Megatron's FLOP count (docs/workloads.md).
+  const double seconds = emulator::ToMicros(result->iteration_time()) * 1e-6;
+  const double gpus = cluster.total_gpus();
+  const double tokens = static_cast<double>(spec.training.global_batch) * spec.model.seq;
+  const double tflops = spec.iteration_flops() / seconds / gpus / 1e12;
+  const double peak =
+      (spec.training.precision == emulator::DataType::kFloat8e4m3 && cluster.gpu.fp8_flops > 0
+           ? cluster.gpu.fp8_flops
+           : cluster.gpu.bf16_flops) /
+      1e12;
+  const int p = spec.parallel.pp, m = spec.micro_batches();
+  const double bubble = static_cast<double>(p - 1) / (m + p - 1);
+  emulator::RunContext context{
+      "simulate", scenario->name, scenario_path, (*workload)->description(), "analytical", &cluster,
+      {}};
+  context.extra = {
+      {"gpus", fmt::format("{}", cluster.total_gpus())},
+      {"tokens_per_second", fmt::format("{:.1f}", tokens / seconds)},
+      {"model_tflops_per_gpu", fmt::format("{:.3f}", tflops)},
+      {"mfu", fmt::format("{:.4f}", tflops / peak)},
+      {"pipeline_bubble_fraction", fmt::format("{:.4f}", bubble)},
+      {"micro_batches", fmt::format("{}", m)},
+  };
+  const int status = FinishRun(*result, context, flags, out, err);
+  out << fmt::format(
+      "\nworkload ({} GPUs: tp {} x pp {} x dp {}; {} micro-batches of {} sequences)\n"
+      "  tokens per second      {:>14.1f}\n"
+      "  model TFLOP/s per GPU  {:>14.3f}  (Megatron's formula, {} FLOP per iteration)\n"
+      "  MFU                    {:>14.4f}  (of {:.1f} TFLOP/s)\n"
+      "  1F1B bubble (p-1)/(m+p-1) {:>11.4f}\n",
+      cluster.total_gpus(), spec.parallel.tp, spec.parallel.pp,
+      spec.data_parallel(cluster.total_gpus()), m, spec.training.micro_batch, tokens / seconds,
+      tflops, fmt::format("{:.4g}", spec.iteration_flops()), tflops / peak, peak, bubble);
+  return status;
+}
+
+}  // namespace myriad::cli

@@ -1,0 +1,505 @@
+// The op streams of a Megatron-style training iteration, generated lazily per rank:
+// tensor-parallel layers (column/row-parallel GEMMs with an AllReduce after each block),
+// 1F1B pipeline schedule with send/recv between stages, data-parallel gradient AllReduce
+// (bucketed per layer and overlapped with the last micro-batch's backward, if asked), an
+// optimizer step. docs/workloads.md describes every op.
+//
+// Rank folding: data-parallel replicas run identical op streams, so by default one replica
+// is simulated (its ranks placed on the GPUs of replica 0) and the data-parallel collectives
+// are timed on all replicas' GPUs.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "myriad/emulator/workload.h"
+
+namespace myriad::emulator {
+namespace {
+
+constexpr std::int32_t kComputeStream = 0;
+constexpr std::int32_t kGradStream = 1;
+
+enum class Step : std::uint8_t {
+  kRecvForward,
+  kForward,
+  kSendForward,
+  kSendForwardRecvBackward,
+  kBackward,
+  kSendBackward,
+  kSendBackwardRecvForward,
+  kRecvBackward,
+};
+
+struct Dims {
+  int tp, pp, dp, dp_sim;
+};
+
+class SyntheticWorkload;
+
+class RankSource : public OpSource {
+ public:
+  RankSource(const SyntheticWorkload& w, int rank);
+  Result<bool> Next(Op& op) override;
+
+ private:
+  void Expand();  // fills buffer_ with the next step's ops
+  void Forward(int micro_batch);
+  void Backward(int micro_batch);
+  void Layer(bool forward, bool recompute);
+  void Gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k);
+  void Streaming(const char* name, double bytes);
+  void Attention(bool backward);
+  void TpAllReduce();
+  void P2p(OpKind kind, int peer_stage);
+  void Group(const std::vector<std::pair<OpKind, int>>& calls);
+
+  const SyntheticWorkload& w_;
+  const int rank_, tp_i_, dp_i_, pp_i_;
+  int iteration_ = 0;
+  std::vector<std::pair<Step, int>> schedule_;  // this stage's 1F1B schedule
+  std::size_t step_ = 0;
+  int phase_ = 0;  // 0 set-up, 1 schedule, 2 iteration end, 3 done
+  std::vector<Op> buffer_;
+  std::size_t next_ = 0;
+  bool last_micro_batch_ = false;
+};
+
+class SyntheticWorkload : public Workload {
+ public:
+  SyntheticWorkload(const WorkloadSpec& spec, const netmodel::Cluster& cluster, Dims dims)
+      : spec_(spec), cluster_(cluster), dims_(dims) {
+    const ModelSpec& m = spec.model;
+    head_dim_ = m.hidden / m.heads;
+    tokens_ = static_cast<std::int64_t>(spec.training.micro_batch) * m.seq;
+    // Communicators: TP within (dp, pp), PP across stages of (tp, dp), DP across replicas.
+    for (int pp = 0; pp < dims.pp; ++pp)
+      for (int dp = 0; dp < dims.dp_sim; ++dp) {
+        CommunicatorSpec c{names_.Intern(fmt::format("tp.d{}.p{}", dp, pp)), {}, {}};
+        for (int tp = 0; tp < dims.tp; ++tp) c.ranks.push_back(Rank(tp, dp, pp));
+        comms_.push_back(std::move(c));
+      }
+    for (int tp = 0; tp < dims.tp; ++tp)
+      for (int dp = 0; dp < dims.dp_sim; ++dp) {
+        CommunicatorSpec c{names_.Intern(fmt::format("pp.t{}.d{}", tp, dp)), {}, {}};
+        for (int pp = 0; pp < dims.pp; ++pp) c.ranks.push_back(Rank(tp, dp, pp));
+        comms_.push_back(std::move(c));
+      }
+    for (int pp = 0; pp < dims.pp; ++pp)
+      for (int tp = 0; tp < dims.tp; ++tp) {
+        CommunicatorSpec c{names_.Intern(fmt::format("dp.t{}.p{}", tp, pp)), {}, {}};
+        for (int dp = 0; dp < dims.dp_sim; ++dp) c.ranks.push_back(Rank(tp, dp, pp));
+        // Folded: the replicas' collective spans every replica's GPU of this (tp, pp).
+        if (dims.dp_sim != dims.dp)
+          for (int dp = 0; dp < dims.dp; ++dp) c.gpus.push_back(Gpu(tp, dp, pp));
+        comms_.push_back(std::move(c));
+      }
+  }
+
+  int world_size() const override { return dims_.tp * dims_.pp * dims_.dp_sim; }
+  int gpu_of(int rank) const override {
+    const int tp = rank % dims_.tp, dp = rank / dims_.tp % dims_.dp_sim,
+              pp = rank / (dims_.tp * dims_.dp_sim);
+    return Gpu(tp, dp, pp);
+  }
+  const std::vector<CommunicatorSpec>& communicators() const override { return comms_; }
+  NameTable& names() override { return names_; }
+  std::string description() const override {
+    return fmt::format("synthetic {} (tp {} pp {} dp {}{})",
+                       spec_.model.preset.empty() ? "transformer" : spec_.model.preset, dims_.tp,
+                       dims_.pp, dims_.dp,
+                       dims_.dp_sim != dims_.dp ? ", one data-parallel replica simulated" : "");
+  }
+  Result<std::unique_ptr<OpSource>> OpenRank(int rank) override {
+    return std::unique_ptr<OpSource>(std::make_unique<RankSource>(*this, rank));
+  }
+
+  // Megatron's rank order: TP fastest, then DP, then PP.
+  int Rank(int tp, int dp, int pp) const { return tp + dims_.tp * (dp + dims_.dp_sim * pp); }
+  int Gpu(int tp, int dp, int pp) const { return tp + dims_.tp * (dp + dims_.dp * pp); }
+  NameId Name(const std::string& name) const { return names_.Intern(name); }
+
+  const WorkloadSpec& spec_;
+  const netmodel::Cluster& cluster_;
+  Dims dims_;
+  int head_dim_ = 0;
+  std::int64_t tokens_ = 0;  // per micro-batch
+  mutable NameTable names_;
+  std::vector<CommunicatorSpec> comms_;
+};
+
+RankSource::RankSource(const SyntheticWorkload& w, int rank)
+    : w_(w),
+      rank_(rank),
+      tp_i_(rank % w.dims_.tp),
+      dp_i_(rank / w.dims_.tp % w.dims_.dp_sim),
+      pp_i_(rank / (w.dims_.tp * w.dims_.dp_sim)) {
+  // Megatron's forward_backward_pipelining_without_interleaving.
+  const int p = w.dims_.pp, m = w.spec_.micro_batches();
+  const bool first = pp_i_ == 0, last = pp_i_ == p - 1;
+  const int warmup = std::min(p - pp_i_ - 1, m);
+  const int remaining = m - warmup;
+  int f = 0, b = 0;
+  for (int i = 0; i < warmup; ++i) {
+    if (!first) schedule_.push_back({Step::kRecvForward, f});
+    schedule_.push_back({Step::kForward, f});
+    if (!last) schedule_.push_back({Step::kSendForward, f});
+    ++f;
+  }
+  if (remaining > 0 && !first) schedule_.push_back({Step::kRecvForward, f});
+  for (int i = 0; i < remaining; ++i) {
+    schedule_.push_back({Step::kForward, f++});
+    if (!last) schedule_.push_back({Step::kSendForwardRecvBackward, b});
+    schedule_.push_back({Step::kBackward, b});
+    // The first stage has no previous stage to send gradients to or receive inputs from.
+    if (!first)
+      schedule_.push_back(
+          {i == remaining - 1 ? Step::kSendBackward : Step::kSendBackwardRecvForward,
+           i == remaining - 1 ? b : f});
+    ++b;
+  }
+  for (int i = 0; i < warmup; ++i) {
+    if (!last) schedule_.push_back({Step::kRecvBackward, b});
+    schedule_.push_back({Step::kBackward, b});
+    if (!first) schedule_.push_back({Step::kSendBackward, b});
+    ++b;
+  }
+}
+
+void RankSource::Gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k) {
+  Op op;
+  op.kind = OpKind::kKernel;
+  op.stream = kComputeStream;
+  op.name = w_.Name(name);
+  op.gemm = {m, n, k, 1, w_.spec_.training.precision};
+  buffer_.push_back(op);
+}
+
+void RankSource::Streaming(const char* name, double bytes) {
+  Op op;
+  op.kind = OpKind::kKernel;
+  op.stream = kComputeStream;
+  op.name = w_.Name(name);
+  op.bytes = static_cast<std::uint64_t>(bytes);
+  buffer_.push_back(op);
+}
+
+void RankSource::Attention(bool backward) {
+  const ModelSpec& m = w_.spec_.model;
+  if (!w_.spec_.training.flash_attention) {
+    // Scores of b x heads x s x s, in bf16: two batched GEMMs around the scale-mask-softmax
+    // and dropout kernels that stream them (read and write, plus the dropout mask).
+    const std::int64_t heads = m.heads / w_.dims_.tp, s = m.seq, hd = w_.head_dim_;
+    const std::int64_t batch = static_cast<std::int64_t>(w_.spec_.training.micro_batch) * heads;
+    const double scores = static_cast<double>(batch) * static_cast<double>(s) * s * 2;
+    auto batched = [&](const char* name, std::int64_t mm, std::int64_t nn, std::int64_t kk) {
+      Gemm(name, mm, nn, kk);
+      buffer_.back().gemm.batch = batch;
+    };
+    if (!backward) {
+      batched("gemm_attention_scores", s, s, hd);
+      Streaming("scale_mask_softmax", 2 * scores);
+      Streaming("attention_dropout", 2.5 * scores);
+      batched("gemm_attention_values", s, hd, s);
+    } else {
+      batched("gemm_attention_values_dgrad", s, s, hd);
+      batched("gemm_attention_values_wgrad", s, hd, s);
+      Streaming("attention_dropout_backward", 2.5 * scores);
+      Streaming("scale_mask_softmax_backward", 3 * scores);
+      batched("gemm_attention_scores_dgrad", s, hd, s);
+      batched("gemm_attention_scores_wgrad", s, hd, s);
+    }
+    return;
+  }
+  Op op;
+  op.kind = OpKind::kKernel;
+  op.stream = kComputeStream;
+  op.name = w_.Name(backward ? "flash_attention_backward" : "flash_attention_forward");
+  op.attention.batch = w_.spec_.training.micro_batch;
+  op.attention.heads = m.heads / w_.dims_.tp;
+  op.attention.seq_q = op.attention.seq_kv = m.seq;
+  op.attention.head_dim = w_.head_dim_;
+  op.attention.causal = true;
+  op.attention.backward = backward;
+  op.attention.dtype = w_.spec_.training.precision == DataType::kFloat8e4m3
+                           ? DataType::kBfloat16  // attention stays in bf16 under FP8 training
+                           : w_.spec_.training.precision;
+  buffer_.push_back(op);
+}
+
+void RankSource::TpAllReduce() {
+  if (w_.dims_.tp == 1) return;
+  Op op;
+  op.kind = OpKind::kCollective;
+  op.stream = kComputeStream;
+  op.comm = w_.Name(fmt::format("tp.d{}.p{}", dp_i_, pp_i_));
+  op.coll = netmodel::CollectiveOp::kAllReduce;
+  op.count =
+      static_cast<std::uint64_t>(w_.tokens_) * static_cast<std::uint64_t>(w_.spec_.model.hidden);
+  op.dtype = DataType::kBfloat16;
+  buffer_.push_back(op);
+}
+
+// One transformer layer's forward (or its backward) on this TP rank.
+void RankSource::Layer(bool forward, bool recompute) {
+  const ModelSpec& m = w_.spec_.model;
+  const int tp = w_.dims_.tp;
+  const std::int64_t t = w_.tokens_, h = m.hidden, hd = w_.head_dim_;
+  const std::int64_t qkv = (m.heads / tp + 2 * (m.kv_heads / tp > 0 ? m.kv_heads / tp : 1)) * hd;
+  const std::int64_t attn = m.heads / tp * hd;
+  const std::int64_t up = (m.activation == Activation::kSwiglu ? 2 : 1) * m.ffn / tp;
+  const std::int64_t down = m.ffn / tp;
+  const double act_bytes = static_cast<double>(t) * static_cast<double>(h) * 2;
+  if (forward) {
+    (void)recompute;
+    Streaming("layernorm", 2 * act_bytes);
+    Gemm("gemm_qkv", t, qkv, h);
+    Attention(false);
+    Gemm("gemm_attention_out", t, h, attn);
+    TpAllReduce();
+    Streaming("bias_dropout_add", 3 * act_bytes);  // residual branch: bias, dropout, sum
+    Streaming("layernorm", 2 * act_bytes);
+    Gemm("gemm_mlp_up", t, up, h);
+    Streaming(m.activation == Activation::kSwiglu ? "swiglu" : "gelu",
+              static_cast<double>(t) * static_cast<double>(up + down) * 2);
+    Gemm("gemm_mlp_down", t, h, down);
+    TpAllReduce();
+    Streaming("bias_dropout_add", 3 * act_bytes);
+    return;
+  }
+  // Backward, in reverse: input gradient (dgrad) and weight gradient (wgrad) per GEMM, and the
+  // AllReduce of the input gradient of each column-parallel block.
+  Streaming("bias_dropout_add_backward", 3 * act_bytes);
+  Gemm("gemm_mlp_down_dgrad", t, down, h);
+  Gemm("gemm_mlp_down_wgrad", h, down, t);
+  Streaming(m.activation == Activation::kSwiglu ? "swiglu_backward" : "gelu_backward",
+            static_cast<double>(t) * static_cast<double>(up + down) * 3);
+  Gemm("gemm_mlp_up_dgrad", t, h, up);
+  Gemm("gemm_mlp_up_wgrad", up, h, t);
+  TpAllReduce();
+  Streaming("layernorm_backward", 3 * act_bytes);
+  Streaming("bias_dropout_add_backward", 3 * act_bytes);
+  Gemm("gemm_attention_out_dgrad", t, attn, h);
+  Gemm("gemm_attention_out_wgrad", h, attn, t);
+  Attention(true);
+  Gemm("gemm_qkv_dgrad", t, h, qkv);
+  Gemm("gemm_qkv_wgrad", qkv, h, t);
+  TpAllReduce();
+  Streaming("layernorm_backward", 3 * act_bytes);
+}
+
+void RankSource::P2p(OpKind kind, int peer_stage) {
+  Op op;
+  op.kind = kind;
+  op.stream = kComputeStream;
+  op.comm = w_.Name(fmt::format("pp.t{}.d{}", tp_i_, dp_i_));
+  op.peer = peer_stage;
+  op.count =
+      static_cast<std::uint64_t>(w_.tokens_) * static_cast<std::uint64_t>(w_.spec_.model.hidden);
+  op.dtype = DataType::kBfloat16;
+  buffer_.push_back(op);
+}
+
+// Send and receive as one NCCL group, as Megatron batches them (no ordering deadlock).
+void RankSource::Group(const std::vector<std::pair<OpKind, int>>& calls) {
+  Op start;
+  start.kind = OpKind::kGroupStart;
+  buffer_.push_back(start);
+  for (const auto& [kind, peer] : calls) P2p(kind, peer);
+  Op end;
+  end.kind = OpKind::kGroupEnd;
+  buffer_.push_back(end);
+}
+
+int LayersPerStage(const WorkloadSpec& spec, int pp) { return spec.model.layers / pp; }
+
+void RankSource::Forward(int micro_batch) {
+  (void)micro_batch;
+  const ModelSpec& m = w_.spec_.model;
+  const int layers = LayersPerStage(w_.spec_, w_.dims_.pp);
+  const double tokens = static_cast<double>(w_.tokens_);
+  if (pp_i_ == 0) Streaming("embedding", tokens * m.hidden * 2 * 2);
+  for (int l = 0; l < layers; ++l) Layer(true, false);
+  if (pp_i_ == w_.dims_.pp - 1) {
+    Gemm("gemm_logits", w_.tokens_, m.vocab / w_.dims_.tp, m.hidden);
+    Streaming("cross_entropy", tokens * (m.vocab / w_.dims_.tp) * 4.0 * 2);
+  }
+}
+
+void RankSource::Backward(int micro_batch) {
+  const ModelSpec& m = w_.spec_.model;
+  const WorkloadSpec& spec = w_.spec_;
+  const int layers = LayersPerStage(spec, w_.dims_.pp);
+  const bool last = micro_batch == spec.micro_batches() - 1;
+  const bool overlap = spec.training.overlap_grad_reduce && w_.dims_.dp > 1;
+  if (pp_i_ == w_.dims_.pp - 1) {
+    const double tokens = static_cast<double>(w_.tokens_);
+    Streaming("cross_entropy_backward", tokens * (m.vocab / w_.dims_.tp) * 4.0 * 2);
+    Gemm("gemm_logits_dgrad", w_.tokens_, m.hidden, m.vocab / w_.dims_.tp);
+    Gemm("gemm_logits_wgrad", m.vocab / w_.dims_.tp, m.hidden, w_.tokens_);
+  }
+  const double layer_params = spec.parameters() / (m.layers * static_cast<double>(w_.dims_.tp));
+  for (int l = 0; l < layers; ++l) {
+    if (spec.training.recompute == Recompute::kFull) Layer(true, true);
+    Layer(false, false);
+    if (last && overlap) {
+      // This layer's gradients are final: reduce them on the gradient stream meanwhile.
+      Op record;
+      record.kind = OpKind::kEventRecord;
+      record.stream = kComputeStream;
+      record.event = l + 1;
+      buffer_.push_back(record);
+      Op wait;
+      wait.kind = OpKind::kStreamWaitEvent;
+      wait.stream = kGradStream;
+      wait.event = l + 1;
+      buffer_.push_back(wait);
+      Op reduce;
+      reduce.kind = OpKind::kCollective;
+      reduce.stream = kGradStream;
+      reduce.comm = w_.Name(fmt::format("dp.t{}.p{}", tp_i_, pp_i_));
+      reduce.coll = netmodel::CollectiveOp::kAllReduce;
+      reduce.count = static_cast<std::uint64_t>(layer_params);
+      reduce.dtype = DataType::kBfloat16;
+      buffer_.push_back(reduce);
+    }
+  }
+}
+
+void RankSource::Expand() {
+  buffer_.clear();
+  next_ = 0;
+  const WorkloadSpec& spec = w_.spec_;
+  const int tp = w_.dims_.tp, pp = w_.dims_.pp;
+  const double params_per_rank = spec.parameters() / (tp * pp);
+  if (phase_ == 0) {
+    Op create;
+    create.kind = OpKind::kStreamCreate;
+    create.stream = kGradStream;
+    create.non_blocking = true;
+    buffer_.push_back(create);
+    // Mixed-precision Adam: bf16 weights and gradients, fp32 master weights and two moments.
+    Op weights;
+    weights.kind = OpKind::kMalloc;
+    weights.bytes = static_cast<std::uint64_t>(params_per_rank * 16);
+    buffer_.push_back(weights);
+    Op marker;
+    marker.kind = OpKind::kMarker;
+    marker.label = w_.Name("iteration");
+    buffer_.push_back(marker);
+    phase_ = 1;
+    return;
+  }
+  if (phase_ == 1 && step_ < schedule_.size()) {
+    const auto [step, mb] = schedule_[step_++];
+    const int prev = pp_i_ - 1, next = pp_i_ + 1;
+    const ModelSpec& m = spec.model;
+    // Kept per layer until the backward: the layer's input (2 bytes x tokens x hidden) with
+    // full recomputation, else about 34 x tokens x hidden / tp bytes (Korthikanti et al. 2022,
+    // with fused attention: no s^2 term).
+    const double per_layer = static_cast<double>(w_.tokens_) * m.hidden *
+                             (spec.training.recompute == Recompute::kFull ? 2.0 : 34.0 / tp);
+    const auto activation_bytes = static_cast<std::uint64_t>(per_layer * LayersPerStage(spec, pp));
+    switch (step) {
+      case Step::kRecvForward:
+        P2p(OpKind::kRecv, prev);
+        break;
+      case Step::kSendForward:
+        P2p(OpKind::kSend, next);
+        break;
+      case Step::kRecvBackward:
+        P2p(OpKind::kRecv, next);
+        break;
+      case Step::kSendBackward:
+        P2p(OpKind::kSend, prev);
+        break;
+      case Step::kSendForwardRecvBackward:
+        Group({{OpKind::kSend, next}, {OpKind::kRecv, next}});
+        break;
+      case Step::kSendBackwardRecvForward:
+        Group({{OpKind::kSend, prev}, {OpKind::kRecv, prev}});
+        break;
+      case Step::kForward: {
+        Op keep;
+        keep.kind = OpKind::kMalloc;  // the activations kept for the backward pass
+        keep.bytes = activation_bytes;
+        buffer_.push_back(keep);
+        Forward(mb);
+        break;
+      }
+      case Step::kBackward: {
+        Backward(mb);
+        Op drop;
+        drop.kind = OpKind::kFree;
+        drop.bytes = activation_bytes;
+        buffer_.push_back(drop);
+        break;
+      }
+    }
+    return;
+  }
+  if (phase_ == 1) {
+    // Gradients: reduced across replicas (what the overlap did not already send), then the
+    // optimizer step once the reductions are done.
+    const bool overlap = spec.training.overlap_grad_reduce && w_.dims_.dp > 1;
+    if (w_.dims_.dp > 1 && !overlap) {
+      Op reduce;
+      reduce.kind = OpKind::kCollective;
+      reduce.stream = kComputeStream;
+      reduce.comm = w_.Name(fmt::format("dp.t{}.p{}", tp_i_, pp_i_));
+      reduce.coll = netmodel::CollectiveOp::kAllReduce;
+      reduce.count = static_cast<std::uint64_t>(params_per_rank);
+      reduce.dtype = DataType::kBfloat16;
+      buffer_.push_back(reduce);
+    }
+    if (overlap) {
+      Op record;
+      record.kind = OpKind::kEventRecord;
+      record.stream = kGradStream;
+      record.event = 1 << 20;
+      buffer_.push_back(record);
+      Op wait;
+      wait.kind = OpKind::kStreamWaitEvent;
+      wait.stream = kComputeStream;
+      wait.event = 1 << 20;
+      buffer_.push_back(wait);
+    }
+    Streaming("optimizer_adam", params_per_rank * 16 * 2);
+    Op sync;
+    sync.kind = OpKind::kDeviceSync;
+    buffer_.push_back(sync);
+    Op marker;
+    marker.kind = OpKind::kMarker;
+    marker.label = w_.Name("iteration");
+    buffer_.push_back(marker);
+    if (++iteration_ < spec.training.iterations) {
+      step_ = 0;
+    } else {
+      phase_ = 3;
+    }
+    return;
+  }
+}
+
+Result<bool> RankSource::Next(Op& op) {
+  while (next_ >= buffer_.size()) {
+    if (phase_ == 3) return false;
+    Expand();
+  }
+  op = buffer_[next_++];
+  return true;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Workload>> MakeSyntheticWorkload(const WorkloadSpec& spec,
+                                                        const netmodel::Cluster& cluster,
+                                                        bool fold_data_parallel) {
+  const int world = cluster.total_gpus();
+  if (Status st = spec.Validate(world); !st.ok()) return st;
+  const int dp = spec.data_parallel(world);
+  const Dims dims{spec.parallel.tp, spec.parallel.pp, dp, fold_data_parallel ? 1 : dp};
+  return std::unique_ptr<Workload>(std::make_unique<SyntheticWorkload>(spec, cluster, dims));
+}
+
+}  // namespace myriad::emulator
