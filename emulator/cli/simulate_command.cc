@@ -82,7 +82,11 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
   const double seconds = emulator::ToMicros(result->iteration_time()) * 1e-6;
   const double gpus = cluster.total_gpus();
   const double tokens = static_cast<double>(spec.training.global_batch) * spec.model.seq;
+  // Megatron reports TFLOP/s including recomputed work; MFU (PaLM's definition) counts only
+  // the model's own FLOPs, so recomputation cannot inflate it.
   const double tflops = spec.iteration_flops() / seconds / gpus / 1e12;
+  const double model_flops = spec.iteration_flops(emulator::Recompute::kNone);
+  const double mfu_tflops = model_flops / seconds / gpus / 1e12;
   const double peak =
       (spec.training.precision == emulator::DataType::kFloat8e4m3 && cluster.gpu.fp8_flops > 0
            ? cluster.gpu.fp8_flops
@@ -97,7 +101,7 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
       {"gpus", fmt::format("{}", cluster.total_gpus())},
       {"tokens_per_second", fmt::format("{:.1f}", tokens / seconds)},
       {"model_tflops_per_gpu", fmt::format("{:.3f}", tflops)},
-      {"mfu", fmt::format("{:.4f}", tflops / peak)},
+      {"mfu", fmt::format("{:.4f}", mfu_tflops / peak)},
       {"pipeline_bubble_fraction", fmt::format("{:.4f}", bubble)},
       {"micro_batches", fmt::format("{}", m)},
   };
@@ -106,11 +110,13 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
       "\nworkload ({} GPUs: tp {} x pp {} x dp {}; {} micro-batches of {} sequences)\n"
       "  tokens per second      {:>14.1f}\n"
       "  model TFLOP/s per GPU  {:>14.3f}  (Megatron's formula, {} FLOP per iteration)\n"
-      "  MFU                    {:>14.4f}  (of {:.1f} TFLOP/s)\n"
+      "  MFU                    {:>14.4f}  ({} model FLOP without recomputation, of {:.1f} "
+      "TFLOP/s)\n"
       "  1F1B bubble (p-1)/(m+p-1) {:>11.4f}\n",
       cluster.total_gpus(), spec.parallel.tp, spec.parallel.pp,
       spec.data_parallel(cluster.total_gpus()), m, spec.training.micro_batch, tokens / seconds,
-      tflops, fmt::format("{:.4g}", spec.iteration_flops()), tflops / peak, peak, bubble);
+      tflops, fmt::format("{:.4g}", spec.iteration_flops()), mfu_tflops / peak,
+      fmt::format("{:.4g}", model_flops), peak, bubble);
   return status;
 }
 

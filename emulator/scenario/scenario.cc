@@ -392,7 +392,7 @@ class Resolver {
     Result<TableReader> reader =
         TableReader::Open(table ? *table : empty, "workload.training",
                           {"micro_batch", "global_batch", "precision", "recompute",
-                           "overlap_grad_reduce", "iterations"});
+                           "overlap_grad_reduce", "iterations", "attention"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     Field<int> micro_batch, global_batch, iterations;
@@ -433,6 +433,18 @@ class Resolver {
             fmt::format("must be \"none\", \"selective\" or \"full\", got '{}'", recompute.value));
       }
     }
+    Field<std::string> attention;
+    MYRIAD_RETURN_IF_ERROR(r.String("attention", &attention));
+    if (attention.present) {
+      if (attention.value == "flash") {
+        training->flash_attention = true;
+      } else if (attention.value == "unfused") {
+        training->flash_attention = false;
+      } else {
+        return attention.Error(
+            fmt::format("must be \"flash\" or \"unfused\", got '{}'", attention.value));
+      }
+    }
     Field<bool> overlap;
     MYRIAD_RETURN_IF_ERROR(r.Boolean("overlap_grad_reduce", &overlap));
 
@@ -441,6 +453,7 @@ class Resolver {
     Record("workload.training.global_batch", global_batch.pos.ToString());
     Record("workload.training.precision", precision.present ? Override(precision.pos) : "default");
     Record("workload.training.recompute", recompute.present ? Override(recompute.pos) : "default");
+    Record("workload.training.attention", attention.present ? Override(attention.pos) : "default");
     Apply(overlap, &training->overlap_grad_reduce, "workload.training.overlap_grad_reduce",
           "default");
     Apply(iterations, &training->iterations, "workload.training.iterations", "default");

@@ -46,7 +46,7 @@ class RankSource : public OpSource {
   void Expand();  // fills buffer_ with the next step's ops
   void Forward(int micro_batch);
   void Backward(int micro_batch);
-  void Layer(bool forward, bool recompute);
+  void Layer(bool forward);
   void Gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k);
   void Streaming(const char* name, double bytes);
   void Attention(bool backward);
@@ -241,7 +241,7 @@ void RankSource::TpAllReduce() {
 }
 
 // One transformer layer's forward (or its backward) on this TP rank.
-void RankSource::Layer(bool forward, bool recompute) {
+void RankSource::Layer(bool forward) {
   const ModelSpec& m = w_.spec_.model;
   const int tp = w_.dims_.tp;
   const std::int64_t t = w_.tokens_, h = m.hidden, hd = w_.head_dim_;
@@ -251,7 +251,6 @@ void RankSource::Layer(bool forward, bool recompute) {
   const std::int64_t down = m.ffn / tp;
   const double act_bytes = static_cast<double>(t) * static_cast<double>(h) * 2;
   if (forward) {
-    (void)recompute;
     Streaming("layernorm", 2 * act_bytes);
     Gemm("gemm_qkv", t, qkv, h);
     Attention(false);
@@ -281,6 +280,8 @@ void RankSource::Layer(bool forward, bool recompute) {
   Streaming("bias_dropout_add_backward", 3 * act_bytes);
   Gemm("gemm_attention_out_dgrad", t, attn, h);
   Gemm("gemm_attention_out_wgrad", h, attn, t);
+  // Selective recomputation keeps no attention-core activations: rerun its forward first.
+  if (w_.spec_.training.recompute == Recompute::kSelective) Attention(false);
   Attention(true);
   Gemm("gemm_qkv_dgrad", t, h, qkv);
   Gemm("gemm_qkv_wgrad", qkv, h, t);
@@ -319,7 +320,7 @@ void RankSource::Forward(int micro_batch) {
   const int layers = LayersPerStage(w_.spec_, w_.dims_.pp);
   const double tokens = static_cast<double>(w_.tokens_);
   if (pp_i_ == 0) Streaming("embedding", tokens * m.hidden * 2 * 2);
-  for (int l = 0; l < layers; ++l) Layer(true, false);
+  for (int l = 0; l < layers; ++l) Layer(true);
   if (pp_i_ == w_.dims_.pp - 1) {
     Gemm("gemm_logits", w_.tokens_, m.vocab / w_.dims_.tp, m.hidden);
     Streaming("cross_entropy", tokens * (m.vocab / w_.dims_.tp) * 4.0 * 2);
@@ -340,8 +341,8 @@ void RankSource::Backward(int micro_batch) {
   }
   const double layer_params = spec.parameters() / (m.layers * static_cast<double>(w_.dims_.tp));
   for (int l = 0; l < layers; ++l) {
-    if (spec.training.recompute == Recompute::kFull) Layer(true, true);
-    Layer(false, false);
+    if (spec.training.recompute == Recompute::kFull) Layer(true);
+    Layer(false);
     if (last && overlap) {
       // This layer's gradients are final: reduce them on the gradient stream meanwhile.
       Op record;
@@ -394,11 +395,16 @@ void RankSource::Expand() {
     const auto [step, mb] = schedule_[step_++];
     const int prev = pp_i_ - 1, next = pp_i_ + 1;
     const ModelSpec& m = spec.model;
-    // Kept per layer until the backward: the layer's input (2 bytes x tokens x hidden) with
-    // full recomputation, else about 34 x tokens x hidden / tp bytes (Korthikanti et al. 2022,
-    // with fused attention: no s^2 term).
-    const double per_layer = static_cast<double>(w_.tokens_) * m.hidden *
-                             (spec.training.recompute == Recompute::kFull ? 2.0 : 34.0 / tp);
+    // Kept per layer until the backward (Korthikanti et al. 2022, table 2): the layer's input
+    // (2 bytes x tokens x hidden) with full recomputation, else 34 x tokens x hidden / tp bytes,
+    // plus the 5 a s / h term of the s x s scores when unfused attention keeps them.
+    const bool keeps_scores =
+        !spec.training.flash_attention && spec.training.recompute == Recompute::kNone;
+    const double per_token =
+        spec.training.recompute == Recompute::kFull
+            ? 2.0
+            : (34.0 + (keeps_scores ? 5.0 * m.heads * m.seq / m.hidden : 0.0)) / tp;
+    const double per_layer = static_cast<double>(w_.tokens_) * m.hidden * per_token;
     const auto activation_bytes = static_cast<std::uint64_t>(per_layer * LayersPerStage(spec, pp));
     switch (step) {
       case Step::kRecvForward:

@@ -1,0 +1,154 @@
+// The synthetic training workload: Megatron's rank layout and communicators, a FLOP count
+// that adds up to Megatron's formula, matched pipeline sends and receives, and data-parallel
+// rank folding that predicts exactly what the unfolded run predicts.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "myriad/emulator/engine.h"
+#include "myriad/emulator/scenario.h"
+#include "myriad/emulator/workload.h"
+
+namespace myriad::emulator {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A small GPT (8 layers, hidden 512) on `nodes` x 8 H100 with `parallel` and `training`.
+Scenario Load(const std::string& name, int nodes, const std::string& parallel,
+              const std::string& training) {
+  std::string text =
+      "[cluster]\ngpu = \"h100-sxm\"\nnodes = " + std::to_string(nodes) + "\ngpus_per_node = 8\n";
+  if (nodes > 1) text += "[cluster.scale_out]\ntopology = \"rail-optimized\"\nnic = \"cx7-400g\"\n";
+  text += "[workload]\nlayers = 8\nhidden = 512\nheads = 8\nvocab = 32000\nseq = 1024\n";
+  text += "[workload.parallel]\n" + parallel + "\n[workload.training]\n" + training + "\n";
+  const fs::path dir = fs::temp_directory_path() / "myriad_generator_test";
+  fs::create_directories(dir);
+  std::ofstream(dir / name) << text;
+  Result<Scenario> s = LoadScenario((dir / name).string());
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return std::move(s).value();
+}
+
+struct Tally {
+  double flops = 0;
+  std::map<std::string, int> by_kind;  // "send", "recv", "collective", "iteration", ...
+  std::uint64_t ops = 0;
+};
+
+Tally Count(Workload& w, int rank) {
+  Tally t;
+  auto source = w.OpenRank(rank);
+  EXPECT_TRUE(source.ok());
+  Op op;
+  while (true) {
+    Result<bool> more = (*source)->Next(op);
+    EXPECT_TRUE(more.ok());
+    if (!more.ok() || !*more) break;
+    ++t.ops;
+    ++t.by_kind[std::string(ToString(op.kind))];
+    if (op.kind == OpKind::kMarker && w.names().Name(op.label) == "iteration") ++t.by_kind["iter"];
+    if (op.gemm.m > 0) t.flops += 2.0 * op.gemm.m * op.gemm.n * op.gemm.k * op.gemm.batch;
+    if (op.attention.batch > 0) {
+      // Megatron counts attention without the causal half: 4 b h s^2 d forward, twice that back.
+      const AttentionShape& a = op.attention;
+      t.flops += (a.backward ? 8.0 : 4.0) * a.batch * a.heads * a.seq_q * a.seq_kv * a.head_dim;
+    }
+  }
+  return t;
+}
+
+TEST(SyntheticWorkloadTest, RankLayoutAndCommunicatorsFollowMegatron) {
+  Scenario s = Load("layout.toml", 2, "tp = 2\npp = 2", "global_batch = 32");
+  auto w = MakeSyntheticWorkload(*s.workload, s.cluster, /*fold_data_parallel=*/false);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ((*w)->world_size(), 16);
+  std::map<std::string, std::vector<int>> comms;
+  for (const CommunicatorSpec& c : (*w)->communicators())
+    comms[(*w)->names().Name(c.name)] = c.ranks;
+  // TP fastest, then DP (4 replicas), then PP.
+  EXPECT_EQ(comms.at("tp.d1.p0"), (std::vector<int>{2, 3}));
+  EXPECT_EQ(comms.at("dp.t1.p1"), (std::vector<int>{9, 11, 13, 15}));
+  EXPECT_EQ(comms.at("pp.t0.d3"), (std::vector<int>{6, 14}));
+  EXPECT_EQ(comms.size(), 4u * 2 + 2 * 4 + 2 * 2);
+}
+
+class FlopTest : public ::testing::TestWithParam<std::string> {};
+
+// Every GEMM and attention kernel the generator emits adds up to Megatron's per-iteration
+// FLOP count, for each recomputation and attention kind.
+TEST_P(FlopTest, KernelFlopsAddUpToMegatronsFormula) {
+  Scenario s = Load("flops.toml", 1, "tp = 2\npp = 2", "global_batch = 8\n" + GetParam());
+  auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  double flops = 0;
+  for (int r = 0; r < (*w)->world_size(); ++r) flops += Count(**w, r).flops;
+  EXPECT_NEAR(flops / s.workload->iteration_flops(), 1.0, 1e-9) << GetParam();
+}
+
+INSTANTIATE_TEST_SUITE_P(Settings, FlopTest,
+                         ::testing::Values("recompute = \"none\"", "recompute = \"full\"",
+                                           "recompute = \"selective\"",
+                                           "recompute = \"full\"\nattention = \"unfused\""));
+
+TEST(SyntheticWorkloadTest, PipelineSendsMatchReceivesAndIterationsAreMarked) {
+  Scenario s = Load("pipeline.toml", 1, "tp = 1\npp = 4", "global_batch = 16\niterations = 3");
+  auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  const int m = s.workload->micro_batches();  // 16 / (dp 2 x 1)
+  ASSERT_EQ(m, 8);
+  for (int stage = 0; stage < 4; ++stage) {
+    // Rank of stage `stage` in replica 0; each boundary carries m activations forward and m
+    // gradients back per iteration.
+    Tally t = Count(**w, stage * 2);
+    const int boundaries = (stage > 0) + (stage < 3);
+    EXPECT_EQ(t.by_kind["send"], 3 * m * boundaries) << "stage " << stage;
+    EXPECT_EQ(t.by_kind["recv"], 3 * m * boundaries) << "stage " << stage;
+    // A marker opens each iteration and one closes the last.
+    EXPECT_EQ(t.by_kind["iter"], 3 + 1) << "stage " << stage;
+  }
+}
+
+// Folding simulates one replica; the prediction must not change.
+TEST(SyntheticWorkloadTest, FoldingDataParallelReplicasPredictsTheSameIterationTime) {
+  Scenario s = Load("fold.toml", 2, "tp = 2\npp = 2", "global_batch = 32\niterations = 2");
+  auto full = MakeSyntheticWorkload(*s.workload, s.cluster, false);
+  auto folded = MakeSyntheticWorkload(*s.workload, s.cluster, true);
+  ASSERT_TRUE(full.ok() && folded.ok());
+  EXPECT_EQ((*folded)->world_size(), 4);
+  EXPECT_EQ((*folded)->gpu_of(3), 1 + 2 * 4);  // tp 1, dp 0, pp 1 on 4 replicas
+  auto a = RunEngine(**full, s.cluster, EngineOptions{});
+  auto b = RunEngine(**folded, s.cluster, EngineOptions{});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_GT(a->iteration_time(), 0);
+  EXPECT_EQ(a->iteration_time(), b->iteration_time());
+  EXPECT_LT(b->simulated_ops, a->simulated_ops);
+}
+
+// More pipeline stages with the same micro-batches leave more of the iteration idle.
+TEST(SyntheticWorkloadTest, DeeperPipelinesIdleMore) {
+  auto idle_fraction = [](int pp) {
+    Scenario s = Load("bubble" + std::to_string(pp) + ".toml", 1,
+                      "tp = 1\npp = " + std::to_string(pp) + "\ndp = " + std::to_string(8 / pp),
+                      "global_batch = " + std::to_string(4 * 8 / pp));
+    auto w = MakeSyntheticWorkload(*s.workload, s.cluster, true);
+    EXPECT_TRUE(w.ok());
+    auto r = RunEngine(**w, s.cluster, EngineOptions{});
+    EXPECT_TRUE(r.ok());
+    double idle = 0, total = 0;
+    for (const RankResult& rank : r->ranks) {
+      idle += static_cast<double>(rank.idle);
+      total += static_cast<double>(rank.end_time);
+    }
+    return idle / total;
+  };
+  EXPECT_LT(idle_fraction(2), idle_fraction(8));
+}
+
+}  // namespace
+}  // namespace myriad::emulator
