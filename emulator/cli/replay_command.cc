@@ -80,7 +80,7 @@ int RunReplay(const std::vector<std::string>& args, std::ostream& out, std::ostr
     err << "myriad: error: " << workload.status().message() << "\n";
     return kExitBadInput;
   }
-  auto result = emulator::RunEngine(**workload, scenario->cluster, flags.engine);
+  auto result = emulator::RunEngine(**workload, scenario->cluster, flags.engine_options());
   if (!result.ok()) {
     err << "myriad: error: " << result.status().message() << "\n";
     return kExitFailure;

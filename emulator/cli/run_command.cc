@@ -200,7 +200,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   emulator::RecordingWorkload recording(**workload);
   emulator::Workload& engine_input =
       record_path.empty() ? static_cast<emulator::Workload&>(**workload) : recording;
-  auto result = emulator::RunEngine(engine_input, cluster, flags.engine);
+  auto result = emulator::RunEngine(engine_input, cluster, flags.engine_options());
   launcher.join();
   (*workload)->Stop();
 

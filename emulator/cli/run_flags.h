@@ -15,6 +15,12 @@ struct RunFlags {
   std::string report_path;
   std::string timeline_path;
   RunFlags() { engine.timeline_max_ranks = 64; }
+  // The engine options of the run: no timeline is recorded unless one is written.
+  emulator::EngineOptions engine_options() const {
+    emulator::EngineOptions options = engine;
+    if (timeline_path.empty()) options.timeline_max_ranks = 0;
+    return options;
+  }
 };
 
 inline constexpr const char* kRunFlagsUsage =

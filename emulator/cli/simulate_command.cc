@@ -73,7 +73,7 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
     err << "myriad: error: " << workload.status().message() << "\n";
     return kExitBadInput;
   }
-  auto result = emulator::RunEngine(**workload, cluster, flags.engine);
+  auto result = emulator::RunEngine(**workload, cluster, flags.engine_options());
   if (!result.ok()) {
     err << "myriad: error: " << result.status().message() << "\n";
     return kExitFailure;

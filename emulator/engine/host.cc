@@ -77,6 +77,11 @@ Status Simulation::Enqueue(Rank& r, const Op& op, std::vector<Op> group) {
   d.group = std::move(group);
   s.queue.push_back(std::move(d));
   if (s.queue.size() == 1) TryStart(r.id, slot);
+  // A full launch queue blocks the host until the device drains its oldest op, as CUDA's does;
+  // it also bounds the ops a run holds in memory.
+  const std::uint64_t limit = options_.max_queued_ops;
+  if (limit > 0 && s.enqueued - s.completed > limit)
+    WaitStream(r, slot, s.enqueued - limit, "launch queue full");
   return Status::Ok();
 }
 

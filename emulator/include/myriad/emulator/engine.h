@@ -27,6 +27,10 @@ struct EngineOptions {
   // stream runs (1 + overlap_slowdown) times longer: NCCL's channels take SMs and memory
   // bandwidth from it. docs/engine.md.
   double overlap_slowdown = 0.10;
+  // Ops a stream holds not yet completed before the next launch on it blocks the host. CUDA
+  // blocks kernel launches once about 1,024 are pending (an observed figure, not documented;
+  // docs/engine.md). 0: unbounded.
+  std::uint64_t max_queued_ops = 1024;
   KernelTimingOptions timing;
   // Timeline: record slices for at most this many ranks (evenly sampled, rank 0 and the last
   // rank included); 0 records none.
