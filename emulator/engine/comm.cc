@@ -178,7 +178,8 @@ Status Simulation::ArriveP2p(int rank, int slot, const Op& call) {
 
 Result<netmodel::CollectiveEstimate> Simulation::TimeCollective(const Communicator& comm,
                                                                 const Op& call) {
-  const int n = static_cast<int>(comm.ranks.size());
+  // The GPUs it is timed on: more than its simulated members when replicas are folded.
+  const int n = comm.layout.ranks;
   const std::uint64_t bytes = BufferBytes(call, n);
   const EstimateKey key{comm.name, static_cast<int>(call.coll), bytes};
   ++estimate_calls_[key];

@@ -364,12 +364,13 @@ class Resolver {
     const TomlNode* table;
     MYRIAD_RETURN_IF_ERROR(workload.Table("parallel", &table));
     const TomlNode empty = EmptyTableAt(workload.pos());
-    Result<TableReader> reader = TableReader::Open(table ? *table : empty, "workload.parallel",
-                                                   {"tp", "pp", "dp", "sequence_parallel"});
+    Result<TableReader> reader =
+        TableReader::Open(table ? *table : empty, "workload.parallel",
+                          {"tp", "pp", "dp", "sequence_parallel", "distributed_optimizer"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     Field<int> tp, pp, dp;
-    Field<bool> sequence_parallel;
+    Field<bool> sequence_parallel, distributed_optimizer;
     MYRIAD_RETURN_IF_ERROR(r.Integer("tp", &tp));
     MYRIAD_RETURN_IF_ERROR(AtLeast(tp, 1));
     MYRIAD_RETURN_IF_ERROR(r.Integer("pp", &pp));
@@ -377,11 +378,14 @@ class Resolver {
     MYRIAD_RETURN_IF_ERROR(r.Integer("dp", &dp));
     MYRIAD_RETURN_IF_ERROR(AtLeast(dp, 1));
     MYRIAD_RETURN_IF_ERROR(r.Boolean("sequence_parallel", &sequence_parallel));
+    MYRIAD_RETURN_IF_ERROR(r.Boolean("distributed_optimizer", &distributed_optimizer));
     Apply(tp, &parallel->tp, "workload.parallel.tp", "default");
     Apply(pp, &parallel->pp, "workload.parallel.pp", "default");
     Apply(dp, &parallel->dp, "workload.parallel.dp", "derived: GPUs / (tp x pp)");
     Apply(sequence_parallel, &parallel->sequence_parallel, "workload.parallel.sequence_parallel",
           "default");
+    Apply(distributed_optimizer, &parallel->distributed_optimizer,
+          "workload.parallel.distributed_optimizer", "default");
     return Status::Ok();
   }
 

@@ -50,7 +50,11 @@ class RankSource : public OpSource {
   void Gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k);
   void Streaming(const char* name, double bytes);
   void Attention(bool backward);
-  void TpAllReduce();
+  void GradientReduce(std::int32_t stream, double params);
+  void TpCollective(netmodel::CollectiveOp coll);
+  void GatherReceived();
+  void TpGather();
+  void TpReduce();
   void P2p(OpKind kind, int peer_stage);
   void Group(const std::vector<std::pair<OpKind, int>>& calls);
 
@@ -63,6 +67,7 @@ class RankSource : public OpSource {
   std::vector<Op> buffer_;
   std::size_t next_ = 0;
   bool last_micro_batch_ = false;
+  bool in_group_ = false;
 };
 
 class SyntheticWorkload : public Workload {
@@ -227,17 +232,49 @@ void RankSource::Attention(bool backward) {
   buffer_.push_back(op);
 }
 
-void RankSource::TpAllReduce() {
-  if (w_.dims_.tp == 1) return;
+// Data-parallel gradient reduction of `params` gradients: an AllReduce, or a ReduceScatter
+// to the optimizer shards with the distributed optimizer.
+void RankSource::GradientReduce(std::int32_t stream, double params) {
+  const bool sharded = w_.spec_.parallel.distributed_optimizer;
+  Op reduce;
+  reduce.kind = OpKind::kCollective;
+  reduce.stream = stream;
+  reduce.comm = w_.Name(fmt::format("dp.t{}.p{}", tp_i_, pp_i_));
+  reduce.coll =
+      sharded ? netmodel::CollectiveOp::kReduceScatter : netmodel::CollectiveOp::kAllReduce;
+  reduce.count = static_cast<std::uint64_t>(sharded ? params / w_.dims_.dp : params);
+  reduce.dtype = DataType::kBfloat16;
+  buffer_.push_back(reduce);
+}
+
+void RankSource::TpCollective(netmodel::CollectiveOp coll) {
   Op op;
   op.kind = OpKind::kCollective;
   op.stream = kComputeStream;
   op.comm = w_.Name(fmt::format("tp.d{}.p{}", dp_i_, pp_i_));
-  op.coll = netmodel::CollectiveOp::kAllReduce;
-  op.count =
+  op.coll = coll;
+  // NCCL counts: the whole activation for AllReduce, one rank's share for the others.
+  const std::uint64_t elements =
       static_cast<std::uint64_t>(w_.tokens_) * static_cast<std::uint64_t>(w_.spec_.model.hidden);
+  op.count = coll == netmodel::CollectiveOp::kAllReduce
+                 ? elements
+                 : elements / static_cast<std::uint64_t>(w_.dims_.tp);
   op.dtype = DataType::kBfloat16;
   buffer_.push_back(op);
+}
+
+// Into a tensor-parallel block: with sequence parallelism the sequence-sharded activation is
+// gathered; without it nothing moves.
+void RankSource::TpGather() {
+  if (w_.dims_.tp > 1 && w_.spec_.parallel.sequence_parallel)
+    TpCollective(netmodel::CollectiveOp::kAllGather);
+}
+
+// Out of one: the partial sums are all-reduced, or reduce-scattered back to sequence shards.
+void RankSource::TpReduce() {
+  if (w_.dims_.tp == 1) return;
+  TpCollective(w_.spec_.parallel.sequence_parallel ? netmodel::CollectiveOp::kReduceScatter
+                                                   : netmodel::CollectiveOp::kAllReduce);
 }
 
 // One transformer layer's forward (or its backward) on this TP rank.
@@ -249,35 +286,44 @@ void RankSource::Layer(bool forward) {
   const std::int64_t attn = m.heads / tp * hd;
   const std::int64_t up = (m.activation == Activation::kSwiglu ? 2 : 1) * m.ffn / tp;
   const std::int64_t down = m.ffn / tp;
-  const double act_bytes = static_cast<double>(t) * static_cast<double>(h) * 2;
+  // Element-wise and normalisation kernels outside the TP blocks see the whole sequence, or
+  // 1/tp of it under sequence parallelism.
+  const double act_bytes = static_cast<double>(t) * static_cast<double>(h) * 2 /
+                           (w_.spec_.parallel.sequence_parallel ? tp : 1);
   if (forward) {
     Streaming("layernorm", 2 * act_bytes);
+    TpGather();
     Gemm("gemm_qkv", t, qkv, h);
     Attention(false);
     Gemm("gemm_attention_out", t, h, attn);
-    TpAllReduce();
+    TpReduce();
     Streaming("bias_dropout_add", 3 * act_bytes);  // residual branch: bias, dropout, sum
     Streaming("layernorm", 2 * act_bytes);
+    TpGather();
     Gemm("gemm_mlp_up", t, up, h);
     Streaming(m.activation == Activation::kSwiglu ? "swiglu" : "gelu",
               static_cast<double>(t) * static_cast<double>(up + down) * 2);
     Gemm("gemm_mlp_down", t, h, down);
-    TpAllReduce();
+    TpReduce();
     Streaming("bias_dropout_add", 3 * act_bytes);
     return;
   }
-  // Backward, in reverse: input gradient (dgrad) and weight gradient (wgrad) per GEMM, and the
-  // AllReduce of the input gradient of each column-parallel block.
+  // Backward, in reverse: input gradient (dgrad) and weight gradient (wgrad) per GEMM. Each
+  // collective's backward is its dual: a reduce-scatter's is an all-gather, an all-gather's a
+  // reduce-scatter, and without sequence parallelism the column-parallel block's input
+  // gradient is all-reduced.
   Streaming("bias_dropout_add_backward", 3 * act_bytes);
+  TpGather();
   Gemm("gemm_mlp_down_dgrad", t, down, h);
   Gemm("gemm_mlp_down_wgrad", h, down, t);
   Streaming(m.activation == Activation::kSwiglu ? "swiglu_backward" : "gelu_backward",
             static_cast<double>(t) * static_cast<double>(up + down) * 3);
   Gemm("gemm_mlp_up_dgrad", t, h, up);
   Gemm("gemm_mlp_up_wgrad", up, h, t);
-  TpAllReduce();
+  TpReduce();
   Streaming("layernorm_backward", 3 * act_bytes);
   Streaming("bias_dropout_add_backward", 3 * act_bytes);
+  TpGather();
   Gemm("gemm_attention_out_dgrad", t, attn, h);
   Gemm("gemm_attention_out_wgrad", h, attn, t);
   // Selective recomputation keeps no attention-core activations: rerun its forward first.
@@ -285,7 +331,7 @@ void RankSource::Layer(bool forward) {
   Attention(true);
   Gemm("gemm_qkv_dgrad", t, h, qkv);
   Gemm("gemm_qkv_wgrad", qkv, h, t);
-  TpAllReduce();
+  TpReduce();
   Streaming("layernorm_backward", 3 * act_bytes);
 }
 
@@ -295,10 +341,20 @@ void RankSource::P2p(OpKind kind, int peer_stage) {
   op.stream = kComputeStream;
   op.comm = w_.Name(fmt::format("pp.t{}.d{}", tp_i_, dp_i_));
   op.peer = peer_stage;
-  op.count =
-      static_cast<std::uint64_t>(w_.tokens_) * static_cast<std::uint64_t>(w_.spec_.model.hidden);
+  // Megatron's scatter/gather optimisation (SC'21, section 4.1): each TP rank sends 1/tp of
+  // the activation and the receivers all-gather it over NVLink (sequence parallelism keeps it
+  // sharded anyway).
+  op.count = static_cast<std::uint64_t>(w_.tokens_) *
+             static_cast<std::uint64_t>(w_.spec_.model.hidden) /
+             static_cast<std::uint64_t>(w_.dims_.tp);
   op.dtype = DataType::kBfloat16;
   buffer_.push_back(op);
+  if (kind == OpKind::kRecv && !in_group_) GatherReceived();
+}
+
+void RankSource::GatherReceived() {
+  if (w_.dims_.tp > 1 && !w_.spec_.parallel.sequence_parallel)
+    TpCollective(netmodel::CollectiveOp::kAllGather);
 }
 
 // Send and receive as one NCCL group, as Megatron batches them (no ordering deadlock).
@@ -306,10 +362,14 @@ void RankSource::Group(const std::vector<std::pair<OpKind, int>>& calls) {
   Op start;
   start.kind = OpKind::kGroupStart;
   buffer_.push_back(start);
+  in_group_ = true;
   for (const auto& [kind, peer] : calls) P2p(kind, peer);
+  in_group_ = false;
   Op end;
   end.kind = OpKind::kGroupEnd;
   buffer_.push_back(end);
+  for (const auto& call : calls)
+    if (call.first == OpKind::kRecv) GatherReceived();
 }
 
 int LayersPerStage(const WorkloadSpec& spec, int pp) { return spec.model.layers / pp; }
@@ -355,14 +415,7 @@ void RankSource::Backward(int micro_batch) {
       wait.stream = kGradStream;
       wait.event = l + 1;
       buffer_.push_back(wait);
-      Op reduce;
-      reduce.kind = OpKind::kCollective;
-      reduce.stream = kGradStream;
-      reduce.comm = w_.Name(fmt::format("dp.t{}.p{}", tp_i_, pp_i_));
-      reduce.coll = netmodel::CollectiveOp::kAllReduce;
-      reduce.count = static_cast<std::uint64_t>(layer_params);
-      reduce.dtype = DataType::kBfloat16;
-      buffer_.push_back(reduce);
+      GradientReduce(kGradStream, layer_params);
     }
   }
 }
@@ -379,10 +432,13 @@ void RankSource::Expand() {
     create.stream = kGradStream;
     create.non_blocking = true;
     buffer_.push_back(create);
-    // Mixed-precision Adam: bf16 weights and gradients, fp32 master weights and two moments.
+    // Mixed-precision Adam: bf16 weights and gradients (4 B / param), fp32 master weights and
+    // two moments (12 B / param, sharded over DP by the distributed optimizer).
+    const bool sharded = spec.parallel.distributed_optimizer && w_.dims_.dp > 1;
     Op weights;
     weights.kind = OpKind::kMalloc;
-    weights.bytes = static_cast<std::uint64_t>(params_per_rank * 16);
+    weights.bytes =
+        static_cast<std::uint64_t>(params_per_rank * (4 + 12.0 / (sharded ? w_.dims_.dp : 1)));
     buffer_.push_back(weights);
     Op marker;
     marker.kind = OpKind::kMarker;
@@ -395,15 +451,17 @@ void RankSource::Expand() {
     const auto [step, mb] = schedule_[step_++];
     const int prev = pp_i_ - 1, next = pp_i_ + 1;
     const ModelSpec& m = spec.model;
-    // Kept per layer until the backward (Korthikanti et al. 2022, table 2): the layer's input
-    // (2 bytes x tokens x hidden) with full recomputation, else 34 x tokens x hidden / tp bytes,
-    // plus the 5 a s / h term of the s x s scores when unfused attention keeps them.
+    // Kept per layer until the backward, in bytes per token and hidden unit (Korthikanti et
+    // al. 2022, table 2): the layer's input (2, sharded by sequence parallelism) with full
+    // recomputation; else 10 + 24 / tp, or 34 / tp with sequence parallelism, plus 5 a s / (h tp)
+    // for the s x s scores when unfused attention keeps them.
+    const bool sp = spec.parallel.sequence_parallel;
     const bool keeps_scores =
         !spec.training.flash_attention && spec.training.recompute == Recompute::kNone;
-    const double per_token =
-        spec.training.recompute == Recompute::kFull
-            ? 2.0
-            : (34.0 + (keeps_scores ? 5.0 * m.heads * m.seq / m.hidden : 0.0)) / tp;
+    const double scores = keeps_scores ? 5.0 * m.heads * m.seq / m.hidden / tp : 0.0;
+    const double per_token = spec.training.recompute == Recompute::kFull
+                                 ? 2.0 / (sp ? tp : 1)
+                                 : (sp ? 34.0 / tp : 10.0 + 24.0 / tp) + scores;
     const double per_layer = static_cast<double>(w_.tokens_) * m.hidden * per_token;
     const auto activation_bytes = static_cast<std::uint64_t>(per_layer * LayersPerStage(spec, pp));
     switch (step) {
@@ -448,16 +506,7 @@ void RankSource::Expand() {
     // Gradients: reduced across replicas (what the overlap did not already send), then the
     // optimizer step once the reductions are done.
     const bool overlap = spec.training.overlap_grad_reduce && w_.dims_.dp > 1;
-    if (w_.dims_.dp > 1 && !overlap) {
-      Op reduce;
-      reduce.kind = OpKind::kCollective;
-      reduce.stream = kComputeStream;
-      reduce.comm = w_.Name(fmt::format("dp.t{}.p{}", tp_i_, pp_i_));
-      reduce.coll = netmodel::CollectiveOp::kAllReduce;
-      reduce.count = static_cast<std::uint64_t>(params_per_rank);
-      reduce.dtype = DataType::kBfloat16;
-      buffer_.push_back(reduce);
-    }
+    if (w_.dims_.dp > 1 && !overlap) GradientReduce(kComputeStream, params_per_rank);
     if (overlap) {
       Op record;
       record.kind = OpKind::kEventRecord;
@@ -470,7 +519,21 @@ void RankSource::Expand() {
       wait.event = 1 << 20;
       buffer_.push_back(wait);
     }
-    Streaming("optimizer_adam", params_per_rank * 16 * 2);
+    // Adam reads and writes weights, gradients, master weights and moments (16 B / param)
+    // of its shard: all parameters, or 1/dp of them with the distributed optimizer, which
+    // then all-gathers the updated weights.
+    const bool sharded = spec.parallel.distributed_optimizer && w_.dims_.dp > 1;
+    Streaming("optimizer_adam", params_per_rank / (sharded ? w_.dims_.dp : 1) * 16 * 2);
+    if (sharded) {
+      Op gather;
+      gather.kind = OpKind::kCollective;
+      gather.stream = kComputeStream;
+      gather.comm = w_.Name(fmt::format("dp.t{}.p{}", tp_i_, pp_i_));
+      gather.coll = netmodel::CollectiveOp::kAllGather;
+      gather.count = static_cast<std::uint64_t>(params_per_rank / w_.dims_.dp);
+      gather.dtype = DataType::kBfloat16;
+      buffer_.push_back(gather);
+    }
     Op sync;
     sync.kind = OpKind::kDeviceSync;
     buffer_.push_back(sync);

@@ -35,6 +35,9 @@ struct ParallelSpec {
   int pp = 1;
   int dp = 0;  // 0: world size / (tp x pp)
   bool sequence_parallel = false;
+  // ZeRO-1 (Megatron's distributed optimizer): optimizer state sharded over DP; gradients
+  // reduce-scattered and updated weights all-gathered instead of one AllReduce.
+  bool distributed_optimizer = false;
 };
 
 struct TrainingSpec {
