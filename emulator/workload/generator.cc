@@ -243,7 +243,7 @@ void RankSource::GradientReduce(std::int32_t stream, double params) {
   reduce.coll =
       sharded ? netmodel::CollectiveOp::kReduceScatter : netmodel::CollectiveOp::kAllReduce;
   reduce.count = static_cast<std::uint64_t>(sharded ? params / w_.dims_.dp : params);
-  reduce.dtype = DataType::kBfloat16;
+  reduce.dtype = DataType::kFloat32;  // Megatron accumulates and reduces main_grad in fp32
   buffer_.push_back(reduce);
 }
 
@@ -432,13 +432,14 @@ void RankSource::Expand() {
     create.stream = kGradStream;
     create.non_blocking = true;
     buffer_.push_back(create);
-    // Mixed-precision Adam: bf16 weights and gradients (4 B / param), fp32 master weights and
-    // two moments (12 B / param, sharded over DP by the distributed optimizer).
+    // Megatron's mixed-precision Adam: bf16 weights (2 B / param), fp32 gradient buffers
+    // (4 B), fp32 master weights and two moments (12 B, sharded over DP by the distributed
+    // optimizer): 18 B / param, or 6 + 12 / dp.
     const bool sharded = spec.parallel.distributed_optimizer && w_.dims_.dp > 1;
     Op weights;
     weights.kind = OpKind::kMalloc;
     weights.bytes =
-        static_cast<std::uint64_t>(params_per_rank * (4 + 12.0 / (sharded ? w_.dims_.dp : 1)));
+        static_cast<std::uint64_t>(params_per_rank * (6 + 12.0 / (sharded ? w_.dims_.dp : 1)));
     buffer_.push_back(weights);
     Op marker;
     marker.kind = OpKind::kMarker;
@@ -519,11 +520,11 @@ void RankSource::Expand() {
       wait.event = 1 << 20;
       buffer_.push_back(wait);
     }
-    // Adam reads and writes weights, gradients, master weights and moments (16 B / param)
+    // Adam reads and writes weights, gradients, master weights and moments (18 B / param)
     // of its shard: all parameters, or 1/dp of them with the distributed optimizer, which
     // then all-gathers the updated weights.
     const bool sharded = spec.parallel.distributed_optimizer && w_.dims_.dp > 1;
-    Streaming("optimizer_adam", params_per_rank / (sharded ? w_.dims_.dp : 1) * 16 * 2);
+    Streaming("optimizer_adam", params_per_rank / (sharded ? w_.dims_.dp : 1) * 18 * 2);
     if (sharded) {
       Op gather;
       gather.kind = OpKind::kCollective;
