@@ -121,6 +121,41 @@ TEST(SyntheticWorkloadTest, PipelineSendsMatchReceivesAndIterationsAreMarked) {
   }
 }
 
+// Sequence parallelism turns each TP AllReduce into a ReduceScatter and an AllGather moving
+// the same bytes; the distributed optimizer reduce-scatters gradients and all-gathers weights.
+TEST(SyntheticWorkloadTest, SequenceParallelismAndDistributedOptimizerChangeTheCollectives) {
+  auto collectives = [](bool sp, bool zero1) {
+    Scenario s =
+        Load(std::string("coll") + (sp ? "_sp" : "") + (zero1 ? "_zero1" : "") + ".toml", 1,
+             std::string("tp = 2\npp = 1\nsequence_parallel = ") + (sp ? "true" : "false") +
+                 "\ndistributed_optimizer = " + (zero1 ? "true" : "false"),
+             "global_batch = 8");
+    auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);
+    EXPECT_TRUE(w.ok());
+    std::map<std::string, double> bytes;  // "tp allreduce" -> bytes moved per rank
+    auto source = (*w)->OpenRank(0);
+    Op op;
+    while (*(*source)->Next(op)) {
+      if (op.kind != OpKind::kCollective) continue;
+      const std::string comm = (*w)->names().Name(op.comm).substr(0, 2);
+      const bool whole = op.coll == netmodel::CollectiveOp::kAllReduce;
+      const int ranks = comm == "tp" ? 2 : 4;
+      bytes[comm + " " + std::string(netmodel::ToString(op.coll))] +=
+          static_cast<double>(op.count) * SizeOf(op.dtype) * (whole ? 1 : ranks);
+    }
+    return bytes;
+  };
+  const auto plain = collectives(false, false), sp = collectives(true, true);
+  EXPECT_FALSE(sp.count("tp allreduce"));
+  EXPECT_FALSE(sp.count("dp allreduce"));
+  EXPECT_GT(plain.at("tp allreduce"), 0);
+  // A ring AllReduce moves what a ReduceScatter and an AllGather of the same buffer move.
+  EXPECT_DOUBLE_EQ(sp.at("tp reducescatter"), plain.at("tp allreduce"));
+  EXPECT_DOUBLE_EQ(sp.at("tp allgather"), plain.at("tp allreduce"));
+  EXPECT_NEAR(sp.at("dp reducescatter") / plain.at("dp allreduce"), 1.0, 1e-6);
+  EXPECT_GT(sp.at("dp allgather"), 0);
+}
+
 // Folding simulates one replica; the prediction must not change.
 TEST(SyntheticWorkloadTest, FoldingDataParallelReplicasPredictsTheSameIterationTime) {
   Scenario s = Load("fold.toml", 2, "tp = 2\npp = 2", "global_batch = 32\niterations = 2");

@@ -1,0 +1,62 @@
+// `myriad simulate` end to end, in-process: the workload outputs in the summary and report,
+// byte-identical reports, and one-line errors for what it cannot run.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+
+namespace myriad::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+constexpr const char* kScenario = MYRIAD_SOURCE_DIR "/scenarios/llama3-8b-h100-x64.toml";
+
+TEST(SimulateCommandTest, PrintsAndReportsTheWorkloadFigures) {
+  const std::string report = ::testing::TempDir() + "myriad_simulate_test.json";
+  std::ostringstream out, err;
+  ASSERT_EQ(RunSimulate({kScenario, "--report", report}, out, err), 0) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("tokens per second"));
+  EXPECT_THAT(out.str(), HasSubstr("tp 8 x pp 1 x dp 8"));
+  const std::string json = ReadFile(report);
+  for (const char* key : {"\"command\": \"simulate\"", "\"gpus\": 64", "\"tokens_per_second\"",
+                          "\"model_tflops_per_gpu\"", "\"mfu\"", "\"pipeline_bubble_fraction\"",
+                          "\"micro_batches\": 8", "one data-parallel replica simulated"})
+    EXPECT_THAT(json, HasSubstr(key));
+  // Deterministic: the same run writes the same bytes.
+  std::ostringstream out2, err2;
+  ASSERT_EQ(RunSimulate({kScenario, "--report", report + "2"}, out2, err2), 0);
+  EXPECT_EQ(ReadFile(report + "2"), json);
+}
+
+TEST(SimulateCommandTest, ScenarioWithoutWorkloadIsBadInput) {
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSimulate({MYRIAD_SOURCE_DIR "/scenarios/dgx-h100.toml"}, out, err), kExitBadInput);
+  EXPECT_THAT(err.str(), HasSubstr("no [workload] to simulate"));
+}
+
+TEST(SimulateCommandTest, PredictedOutOfMemoryIsAnError) {
+  // Llama 3 70B on one node without model parallelism: 18 B per parameter alone exceed HBM.
+  const std::string path = ::testing::TempDir() + "myriad_simulate_oom.toml";
+  std::ofstream(path) << "[cluster]\ngpu = \"h100-sxm\"\nnodes = 1\ngpus_per_node = 8\n"
+                         "[workload]\nmodel = \"llama3-70b\"\n"
+                         "[workload.training]\nglobal_batch = 8\n";
+  std::ostringstream out, err;
+  EXPECT_NE(RunSimulate({path}, out, err), 0);
+  EXPECT_THAT(err.str(), HasSubstr("predicted out of memory on rank 0"));
+}
+
+}  // namespace
+}  // namespace myriad::cli
