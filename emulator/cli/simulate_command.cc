@@ -2,6 +2,7 @@
 // its cluster, with throughput, model FLOP/s and MFU beside the engine's report.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -12,6 +13,9 @@
 #include "myriad/emulator/workload.h"
 
 namespace myriad::cli {
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+}  // namespace
 namespace {
 
 const std::string kSimulateUsage =
@@ -93,6 +97,9 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
            : cluster.gpu.bf16_flops) /
       1e12;
   const int p = spec.parallel.pp, m = spec.micro_batches();
+  // Planned per GPU (first pipeline stage, the fullest); the engine's peak_memory_bytes is what
+  // the run's mallocs reached.
+  const emulator::WorkloadSpec::RankMemory mem = spec.rank_memory(cluster.total_gpus());
   const double bubble = static_cast<double>(p - 1) / (m + p - 1);
   emulator::RunContext context{
       "simulate", scenario->name, scenario_path, (*workload)->description(), "analytical", &cluster,
@@ -104,6 +111,10 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
       {"mfu", fmt::format("{:.4f}", mfu_tflops / peak)},
       {"pipeline_bubble_fraction", fmt::format("{:.4f}", bubble)},
       {"micro_batches", fmt::format("{}", m)},
+      {"memory_per_gpu_bytes",
+       fmt::format("{{\"weights\": {:.0f}, \"gradients\": {:.0f}, \"optimizer\": {:.0f}, "
+                   "\"activations\": {:.0f}, \"total\": {:.0f}}}",
+                   mem.weights, mem.gradients, mem.optimizer, mem.peak_activations, mem.peak())},
   };
   const int status = FinishRun(*result, context, flags, out, err);
   out << fmt::format(
@@ -112,11 +123,15 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
       "  model TFLOP/s per GPU  {:>14.3f}  (Megatron's formula, {} FLOP per iteration)\n"
       "  MFU                    {:>14.4f}  ({} model FLOP without recomputation, of {:.1f} "
       "TFLOP/s)\n"
-      "  1F1B bubble (p-1)/(m+p-1) {:>11.4f}\n",
+      "  1F1B bubble (p-1)/(m+p-1) {:>11.4f}\n"
+      "  memory per GPU (GiB)   {:>14.2f}  weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, "
+      "activations {:.2f} ({} micro-batches in flight), of {:.1f}\n",
       cluster.total_gpus(), spec.parallel.tp, spec.parallel.pp,
       spec.data_parallel(cluster.total_gpus()), m, spec.training.micro_batch, tokens / seconds,
       tflops, fmt::format("{:.4g}", spec.iteration_flops()), mfu_tflops / peak,
-      fmt::format("{:.4g}", model_flops), peak, bubble);
+      fmt::format("{:.4g}", model_flops), peak, bubble, mem.peak() / kGiB, mem.weights / kGiB,
+      mem.gradients / kGiB, mem.optimizer / kGiB, mem.peak_activations / kGiB, std::min(p, m),
+      cluster.gpu.hbm_bytes / kGiB);
   return status;
 }
 

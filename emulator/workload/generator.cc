@@ -432,14 +432,11 @@ void RankSource::Expand() {
     create.stream = kGradStream;
     create.non_blocking = true;
     buffer_.push_back(create);
-    // Megatron's mixed-precision Adam: bf16 weights (2 B / param), fp32 gradient buffers
-    // (4 B), fp32 master weights and two moments (12 B, sharded over DP by the distributed
-    // optimizer): 18 B / param, or 6 + 12 / dp.
-    const bool sharded = spec.parallel.distributed_optimizer && w_.dims_.dp > 1;
+    // Weights, gradient buffers and optimizer state (WorkloadSpec::rank_memory).
+    const WorkloadSpec::RankMemory mem = spec.rank_memory(w_.cluster_.total_gpus());
     Op weights;
     weights.kind = OpKind::kMalloc;
-    weights.bytes =
-        static_cast<std::uint64_t>(params_per_rank * (6 + 12.0 / (sharded ? w_.dims_.dp : 1)));
+    weights.bytes = static_cast<std::uint64_t>(mem.weights + mem.gradients + mem.optimizer);
     buffer_.push_back(weights);
     Op marker;
     marker.kind = OpKind::kMarker;
@@ -451,20 +448,9 @@ void RankSource::Expand() {
   if (phase_ == 1 && step_ < schedule_.size()) {
     const auto [step, mb] = schedule_[step_++];
     const int prev = pp_i_ - 1, next = pp_i_ + 1;
-    const ModelSpec& m = spec.model;
-    // Kept per layer until the backward, in bytes per token and hidden unit (Korthikanti et
-    // al. 2022, table 2): the layer's input (2, sharded by sequence parallelism) with full
-    // recomputation; else 10 + 24 / tp, or 34 / tp with sequence parallelism, plus 5 a s / (h tp)
-    // for the s x s scores when unfused attention keeps them.
-    const bool sp = spec.parallel.sequence_parallel;
-    const bool keeps_scores =
-        !spec.training.flash_attention && spec.training.recompute == Recompute::kNone;
-    const double scores = keeps_scores ? 5.0 * m.heads * m.seq / m.hidden / tp : 0.0;
-    const double per_token = spec.training.recompute == Recompute::kFull
-                                 ? 2.0 / (sp ? tp : 1)
-                                 : (sp ? 34.0 / tp : 10.0 + 24.0 / tp) + scores;
-    const double per_layer = static_cast<double>(w_.tokens_) * m.hidden * per_token;
-    const auto activation_bytes = static_cast<std::uint64_t>(per_layer * LayersPerStage(spec, pp));
+    // Kept until the micro-batch's backward (WorkloadSpec::rank_memory).
+    const auto activation_bytes = static_cast<std::uint64_t>(
+        spec.rank_memory(w_.cluster_.total_gpus()).activations_per_micro_batch);
     switch (step) {
       case Step::kRecvForward:
         P2p(OpKind::kRecv, prev);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <string_view>
@@ -267,6 +268,27 @@ double WorkloadSpec::iteration_flops(Recompute recompute) const {
   if (recompute == Recompute::kFull) per_token += m.layers * layer_forward;
   if (recompute == Recompute::kSelective) per_token += m.layers * attention_core;
   return tokens * per_token;
+}
+
+WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size) const {
+  const int tp = parallel.tp, pp = parallel.pp, dp = data_parallel(world_size);
+  const double params = parameters() / (static_cast<double>(tp) * pp);
+  RankMemory mem;
+  mem.weights = 2 * params;
+  mem.gradients = 4 * params;
+  mem.optimizer = 12 * params / (parallel.distributed_optimizer ? dp : 1);
+  const bool sp = parallel.sequence_parallel;
+  const bool keeps_scores = !training.flash_attention && training.recompute == Recompute::kNone;
+  const double scores = keeps_scores ? 5.0 * model.heads * model.seq / model.hidden / tp : 0.0;
+  const double per_token = training.recompute == Recompute::kFull
+                               ? 2.0 / (sp ? tp : 1)
+                               : (sp ? 34.0 / tp : 10.0 + 24.0 / tp) + scores;
+  const double tokens = static_cast<double>(training.micro_batch) * model.seq;
+  mem.activations_per_micro_batch =
+      tokens * model.hidden * per_token * (static_cast<double>(model.layers) / pp);
+  const int micro_batches = training.global_batch / (dp * training.micro_batch);
+  mem.peak_activations = mem.activations_per_micro_batch * std::min(pp, micro_batches);
+  return mem;
 }
 
 }  // namespace myriad::emulator

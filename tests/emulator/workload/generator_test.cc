@@ -156,6 +156,22 @@ TEST(SyntheticWorkloadTest, SequenceParallelismAndDistributedOptimizerChangeTheC
   EXPECT_GT(sp.at("dp allgather"), 0);
 }
 
+// The engine's peak memory on the first stage is the planned split: weights, gradients and
+// optimizer state plus min(pp, m) micro-batches of activations.
+TEST(SyntheticWorkloadTest, PeakMemoryMatchesThePlannedSplit) {
+  Scenario s = Load("memory.toml", 1, "tp = 2\npp = 2\ndistributed_optimizer = true",
+                    "global_batch = 16\nrecompute = \"selective\"");
+  const WorkloadSpec::RankMemory mem = s.workload->rank_memory(s.cluster.total_gpus());
+  EXPECT_DOUBLE_EQ(mem.gradients, 2 * mem.weights);
+  EXPECT_DOUBLE_EQ(mem.optimizer, 6 * mem.weights / 2);  // 12 B / param over dp 2
+  EXPECT_DOUBLE_EQ(mem.peak_activations, 2 * mem.activations_per_micro_batch);
+  auto w = MakeSyntheticWorkload(*s.workload, s.cluster, true);
+  ASSERT_TRUE(w.ok());
+  auto r = RunEngine(**w, s.cluster, EngineOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NEAR(static_cast<double>(r->ranks[0].peak_memory), mem.peak(), 4.0);  // rounding
+}
+
 // Folding simulates one replica; the prediction must not change.
 TEST(SyntheticWorkloadTest, FoldingDataParallelReplicasPredictsTheSameIterationTime) {
   Scenario s = Load("fold.toml", 2, "tp = 2\npp = 2", "global_batch = 32\niterations = 2");

@@ -81,6 +81,25 @@ struct WorkloadSpec {
   // The same under another recomputation setting; iteration_flops(Recompute::kNone) is the
   // model FLOPs that MFU divides by.
   double iteration_flops(Recompute recompute) const;
+
+  // What one GPU holds, in bytes, with the layers split evenly over the stages (`world_size`
+  // gives dp when parallel.dp is 0). Megatron's mixed-precision Adam: bf16 weights (2 B per
+  // parameter), fp32 gradient buffers (4 B), fp32 master weights and two moments (12 B,
+  // divided by dp under the distributed optimizer). Activations kept per micro-batch until its
+  // backward, per layer in bytes per token and hidden unit (Korthikanti et al. 2022, table 2):
+  // 2 under full recomputation (divided by tp with sequence parallelism); else 10 + 24 / tp,
+  // or 34 / tp with sequence parallelism, plus 5 a s / (h tp) when unfused attention keeps
+  // the s x s scores.
+  struct RankMemory {
+    double weights = 0;
+    double gradients = 0;
+    double optimizer = 0;
+    double activations_per_micro_batch = 0;
+    // The first stage of 1F1B holds min(pp, micro-batches) micro-batches at once.
+    double peak_activations = 0;
+    double peak() const { return weights + gradients + optimizer + peak_activations; }
+  };
+  RankMemory rank_memory(int world_size) const;
 };
 
 // A named model (gpt3-175b, llama3-8b, llama3-70b, llama3-405b, the Megatron SC'21 rows as
