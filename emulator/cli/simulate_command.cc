@@ -100,6 +100,18 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
   // Planned per GPU (first pipeline stage, the fullest); the engine's peak_memory_bytes is what
   // the run's mallocs reached.
   const emulator::WorkloadSpec::RankMemory mem = spec.rank_memory(cluster.total_gpus());
+  // Exposed communication per parallel axis (the communicator name up to its first '.'), mean
+  // over the simulated ranks, per iteration.
+  const std::vector<std::string> axes = {"tp", "pp", "dp"};
+  std::vector<double> exposed(axes.size(), 0);
+  for (const emulator::RankResult& r : result->ranks)
+    for (const auto& [comm, time] : r.exposed_by_comm)
+      for (size_t a = 0; a < axes.size(); ++a)
+        if (comm.substr(0, comm.find('.')) == axes[a]) exposed[a] += emulator::ToMicros(time);
+  const double per_iteration =
+      static_cast<double>(result->ranks.size()) *
+      static_cast<double>(std::max<size_t>(1, result->iteration_ends.size() - 1));
+  for (double& e : exposed) e /= per_iteration;
   const double bubble = static_cast<double>(p - 1) / (m + p - 1);
   emulator::RunContext context{
       "simulate", scenario->name, scenario_path, (*workload)->description(), "analytical", &cluster,
@@ -111,6 +123,9 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
       {"mfu", fmt::format("{:.4f}", mfu_tflops / peak)},
       {"pipeline_bubble_fraction", fmt::format("{:.4f}", bubble)},
       {"micro_batches", fmt::format("{}", m)},
+      {"exposed_comm_us_per_iteration",
+       fmt::format("{{\"tp\": {:.3f}, \"pp\": {:.3f}, \"dp\": {:.3f}}}", exposed[0], exposed[1],
+                   exposed[2])},
       {"memory_per_gpu_bytes",
        fmt::format("{{\"weights\": {:.0f}, \"gradients\": {:.0f}, \"optimizer\": {:.0f}, "
                    "\"activations\": {:.0f}, \"total\": {:.0f}}}",
@@ -124,14 +139,15 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
       "  MFU                    {:>14.4f}  ({} model FLOP without recomputation, of {:.1f} "
       "TFLOP/s)\n"
       "  1F1B bubble (p-1)/(m+p-1) {:>11.4f}\n"
+      "  exposed comm (us/iter) {:>14.1f}  tp, {:.1f} pp, {:.1f} dp (mean over ranks)\n"
       "  memory per GPU (GiB)   {:>14.2f}  weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, "
       "activations {:.2f} ({} micro-batches in flight), of {:.1f}\n",
       cluster.total_gpus(), spec.parallel.tp, spec.parallel.pp,
       spec.data_parallel(cluster.total_gpus()), m, spec.training.micro_batch, tokens / seconds,
       tflops, fmt::format("{:.4g}", spec.iteration_flops()), mfu_tflops / peak,
-      fmt::format("{:.4g}", model_flops), peak, bubble, mem.peak() / kGiB, mem.weights / kGiB,
-      mem.gradients / kGiB, mem.optimizer / kGiB, mem.peak_activations / kGiB, std::min(p, m),
-      cluster.gpu.hbm_bytes / kGiB);
+      fmt::format("{:.4g}", model_flops), peak, bubble, exposed[0], exposed[1], exposed[2],
+      mem.peak() / kGiB, mem.weights / kGiB, mem.gradients / kGiB, mem.optimizer / kGiB,
+      mem.peak_activations / kGiB, std::min(p, m), cluster.gpu.hbm_bytes / kGiB);
   return status;
 }
 

@@ -33,8 +33,33 @@ void Simulation::Account(Rank& r) {
     r.compute += dt;
   } else if (r.active_comm > 0) {
     r.exposed_comm += dt;
+    // Each communicator in flight was exposed for the whole interval (they may overlap).
+    for (const auto& [comm, ops] : r.comms_in_flight) {
+      if (ops == 0 || dt == 0) continue;
+      auto it = std::find_if(r.exposed_by_comm.begin(), r.exposed_by_comm.end(),
+                             [comm = comm](const auto& e) { return e.first == comm; });
+      if (it == r.exposed_by_comm.end())
+        r.exposed_by_comm.emplace_back(comm, dt);
+      else
+        it->second += dt;
+    }
   }
   r.accounted_until = now_;
+}
+
+namespace {
+// The communicator a communication op runs on (a group's first member's).
+NameId CommOf(const DeviceOp& d) { return d.group.empty() ? d.op.comm : d.group.front().comm; }
+}  // namespace
+
+void Simulation::TrackCommInFlight(Rank& r, const DeviceOp& d, int delta) {
+  const NameId comm = CommOf(d);
+  for (auto& [name, ops] : r.comms_in_flight)
+    if (name == comm) {
+      ops += delta;
+      return;
+    }
+  r.comms_in_flight.emplace_back(comm, delta);
 }
 
 void Simulation::AddSlice(const Rank& r, std::int32_t track, std::string name, std::string category,
@@ -144,6 +169,7 @@ void Simulation::Resolve(int rank, int slot, SimTime end, std::string detail) {
   if (d.comm_start < 0) {
     Account(r);
     SetCommActive(r, +1);
+    TrackCommInFlight(r, d, +1);
     d.comm_start = now_;
   }
   d.comm_end = std::max(d.comm_end, end);
@@ -160,7 +186,10 @@ void Simulation::Complete(int rank, int slot) {
   DeviceOp& d = s.queue.front();
   Account(r);
   if (IsCompute(d.op.kind)) --r.active_compute;
-  if (IsComm(d.op.kind)) SetCommActive(r, -1);
+  if (IsComm(d.op.kind)) {
+    SetCommActive(r, -1);
+    TrackCommInFlight(r, d, -1);
+  }
   if (r.traced) {
     const OpKind kind = d.op.kind;
     if (IsCompute(kind)) {

@@ -92,6 +92,10 @@ struct Rank {
   // Accounting
   int active_compute = 0;
   int active_comm = 0;
+  // Communicators with communication in flight (name, ops), and the exposed time each was
+  // part of; a few per rank, so vectors.
+  std::vector<std::pair<NameId, int>> comms_in_flight;
+  std::vector<std::pair<NameId, SimTime>> exposed_by_comm;
   SimTime accounted_until = 0;
   SimTime compute = 0;
   SimTime exposed_comm = 0;
@@ -177,6 +181,7 @@ class Simulation {
   void Account(Rank& r);
   void ScheduleKernelEnd(int rank, int slot);
   void SetCommActive(Rank& r, int delta);
+  void TrackCommInFlight(Rank& r, const DeviceOp& d, int delta);
   void WakeHost(Rank& r);
   void Fail(Status status);
 

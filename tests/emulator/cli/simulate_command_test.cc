@@ -31,9 +31,11 @@ TEST(SimulateCommandTest, PrintsAndReportsTheWorkloadFigures) {
   EXPECT_THAT(out.str(), HasSubstr("tokens per second"));
   EXPECT_THAT(out.str(), HasSubstr("tp 8 x pp 1 x dp 8"));
   const std::string json = ReadFile(report);
-  for (const char* key : {"\"command\": \"simulate\"", "\"gpus\": 64", "\"tokens_per_second\"",
-                          "\"model_tflops_per_gpu\"", "\"mfu\"", "\"pipeline_bubble_fraction\"",
-                          "\"micro_batches\": 8", "one data-parallel replica simulated"})
+  for (const char* key :
+       {"\"command\": \"simulate\"", "\"gpus\": 64", "\"tokens_per_second\"",
+        "\"model_tflops_per_gpu\"", "\"mfu\"", "\"pipeline_bubble_fraction\"",
+        "\"micro_batches\": 8", "one data-parallel replica simulated",
+        "\"exposed_comm_us_per_iteration\": {\"tp\": ", "\"memory_per_gpu_bytes\": {\"weights\": "})
     EXPECT_THAT(json, HasSubstr(key));
   // Deterministic: the same run writes the same bytes.
   std::ostringstream out2, err2;

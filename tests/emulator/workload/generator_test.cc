@@ -187,6 +187,17 @@ TEST(SyntheticWorkloadTest, FoldingDataParallelReplicasPredictsTheSameIterationT
   EXPECT_GT(a->iteration_time(), 0);
   EXPECT_EQ(a->iteration_time(), b->iteration_time());
   EXPECT_LT(b->simulated_ops, a->simulated_ops);
+  // Exposed communication is attributed to the communicators in flight: each at most the
+  // rank's total, and together at least it.
+  for (const RankResult& rank : b->ranks) {
+    SimTime sum = 0;
+    for (const auto& [comm, time] : rank.exposed_by_comm) {
+      EXPECT_LE(time, rank.exposed_comm) << comm;
+      sum += time;
+    }
+    EXPECT_GE(sum, rank.exposed_comm) << "rank " << rank.rank;
+    EXPECT_GT(rank.exposed_comm, 0);
+  }
 }
 
 // The iteration a pipeline leaves idle follows the textbook 1F1B bubble (p - 1) / (m + p - 1)

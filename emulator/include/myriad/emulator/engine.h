@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "myriad/emulator/kernel_timing.h"
@@ -70,6 +71,10 @@ struct RankResult {
   SimTime idle = 0;          // neither
   std::uint64_t peak_memory = 0;
   std::uint64_t ops = 0;
+  // Exposed communication by communicator name, in order of first exposure: each
+  // communicator with an op in flight during an exposed interval counts all of it (so they
+  // can add up to more than exposed_comm when two overlap).
+  std::vector<std::pair<std::string, SimTime>> exposed_by_comm;
 };
 
 struct CollectiveStats {
