@@ -364,9 +364,9 @@ class Resolver {
     const TomlNode* table;
     MYRIAD_RETURN_IF_ERROR(workload.Table("parallel", &table));
     const TomlNode empty = EmptyTableAt(workload.pos());
-    Result<TableReader> reader =
-        TableReader::Open(table ? *table : empty, "workload.parallel",
-                          {"tp", "pp", "dp", "sequence_parallel", "distributed_optimizer"});
+    Result<TableReader> reader = TableReader::Open(
+        table ? *table : empty, "workload.parallel",
+        {"tp", "pp", "dp", "sequence_parallel", "distributed_optimizer", "order"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     Field<int> tp, pp, dp;
@@ -379,6 +379,28 @@ class Resolver {
     MYRIAD_RETURN_IF_ERROR(AtLeast(dp, 1));
     MYRIAD_RETURN_IF_ERROR(r.Boolean("sequence_parallel", &sequence_parallel));
     MYRIAD_RETURN_IF_ERROR(r.Boolean("distributed_optimizer", &distributed_optimizer));
+    Field<std::string> order;
+    MYRIAD_RETURN_IF_ERROR(r.String("order", &order));
+    if (order.present) {
+      // "tp-dp-pp": the axes, fastest-varying first, each once.
+      std::array<std::string, 3> axes;
+      std::size_t count = 0, start = 0;
+      while (count < 4) {
+        const std::size_t dash = order.value.find('-', start);
+        if (count < 3) axes[count] = order.value.substr(start, dash - start);
+        ++count;
+        if (dash == std::string::npos) break;
+        start = dash + 1;
+      }
+      std::array<std::string, 3> sorted = axes;
+      std::sort(sorted.begin(), sorted.end());
+      if (count != 3 || sorted != std::array<std::string, 3>{"dp", "pp", "tp"})
+        return order.Error(
+            fmt::format("must name tp, dp and pp once each, fastest first (\"tp-dp-pp\"), got '{}'",
+                        order.value));
+      parallel->order = axes;
+    }
+    Record("workload.parallel.order", order.present ? Override(order.pos) : "default");
     Apply(tp, &parallel->tp, "workload.parallel.tp", "default");
     Apply(pp, &parallel->pp, "workload.parallel.pp", "default");
     Apply(dp, &parallel->dp, "workload.parallel.dp", "derived: GPUs / (tp x pp)");

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <string>
 #include <vector>
 
 #include "myriad/emulator/workload.h"
@@ -34,6 +36,10 @@ enum class Step : std::uint8_t {
 struct Dims {
   int tp, pp, dp, dp_sim;
 };
+
+// Coordinates on the parallel axes, indexed by Axis.
+enum Axis { kTpAxis = 0, kDpAxis = 1, kPpAxis = 2 };
+using Coord = std::array<int, 3>;
 
 class SyntheticWorkload;
 
@@ -75,6 +81,10 @@ class SyntheticWorkload : public Workload {
   SyntheticWorkload(const WorkloadSpec& spec, const netmodel::Cluster& cluster, Dims dims)
       : spec_(spec), cluster_(cluster), dims_(dims) {
     const ModelSpec& m = spec.model;
+    for (size_t i = 0; i < 3; ++i) {
+      const std::string& axis = spec.parallel.order[i];
+      order_[i] = axis == "tp" ? kTpAxis : axis == "dp" ? kDpAxis : kPpAxis;
+    }
     head_dim_ = m.hidden / m.heads;
     tokens_ = static_cast<std::int64_t>(spec.training.micro_batch) * m.seq;
     // Communicators: TP within (dp, pp), PP across stages of (tp, dp), DP across replicas.
@@ -103,9 +113,8 @@ class SyntheticWorkload : public Workload {
 
   int world_size() const override { return dims_.tp * dims_.pp * dims_.dp_sim; }
   int gpu_of(int rank) const override {
-    const int tp = rank % dims_.tp, dp = rank / dims_.tp % dims_.dp_sim,
-              pp = rank / (dims_.tp * dims_.dp_sim);
-    return Gpu(tp, dp, pp);
+    const Coord c = Decode(rank, SimSizes());
+    return Gpu(c[kTpAxis], c[kDpAxis], c[kPpAxis]);
   }
   const std::vector<CommunicatorSpec>& communicators() const override { return comms_; }
   NameTable& names() override { return names_; }
@@ -119,9 +128,29 @@ class SyntheticWorkload : public Workload {
     return std::unique_ptr<OpSource>(std::make_unique<RankSource>(*this, rank));
   }
 
-  // Megatron's rank order: TP fastest, then DP, then PP.
-  int Rank(int tp, int dp, int pp) const { return tp + dims_.tp * (dp + dims_.dp_sim * pp); }
-  int Gpu(int tp, int dp, int pp) const { return tp + dims_.tp * (dp + dims_.dp * pp); }
+  // Ranks and GPUs are numbered along parallel.order, fastest axis first (Megatron's default:
+  // TP, then DP, then PP). Simulated ranks count the simulated replicas only.
+  Coord SimSizes() const { return {dims_.tp, dims_.dp_sim, dims_.pp}; }
+  Coord FullSizes() const { return {dims_.tp, dims_.dp, dims_.pp}; }
+  int Linear(const Coord& c, const Coord& sizes) const {
+    int index = 0;
+    for (int i = 2; i >= 0; --i) {
+      const int axis = order_[static_cast<size_t>(i)];
+      index = index * sizes[static_cast<size_t>(axis)] + c[static_cast<size_t>(axis)];
+    }
+    return index;
+  }
+  Coord Decode(int index, const Coord& sizes) const {
+    Coord c{};
+    for (int i = 0; i < 3; ++i) {
+      const auto axis = static_cast<size_t>(order_[static_cast<size_t>(i)]);
+      c[axis] = index % sizes[axis];
+      index /= sizes[axis];
+    }
+    return c;
+  }
+  int Rank(int tp, int dp, int pp) const { return Linear({tp, dp, pp}, SimSizes()); }
+  int Gpu(int tp, int dp, int pp) const { return Linear({tp, dp, pp}, FullSizes()); }
   NameId Name(const std::string& name) const { return names_.Intern(name); }
 
   const WorkloadSpec& spec_;
@@ -131,14 +160,15 @@ class SyntheticWorkload : public Workload {
   std::int64_t tokens_ = 0;  // per micro-batch
   mutable NameTable names_;
   std::vector<CommunicatorSpec> comms_;
+  Coord order_{};  // axes, fastest first
 };
 
 RankSource::RankSource(const SyntheticWorkload& w, int rank)
     : w_(w),
       rank_(rank),
-      tp_i_(rank % w.dims_.tp),
-      dp_i_(rank / w.dims_.tp % w.dims_.dp_sim),
-      pp_i_(rank / (w.dims_.tp * w.dims_.dp_sim)) {
+      tp_i_(w.Decode(rank, w.SimSizes())[kTpAxis]),
+      dp_i_(w.Decode(rank, w.SimSizes())[kDpAxis]),
+      pp_i_(w.Decode(rank, w.SimSizes())[kPpAxis]) {
   // Megatron's forward_backward_pipelining_without_interleaving.
   const int p = w.dims_.pp, m = w.spec_.micro_batches();
   const bool first = pp_i_ == 0, last = pp_i_ == p - 1;

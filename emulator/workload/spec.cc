@@ -135,6 +135,11 @@ Status WorkloadSpec::Validate(int world_size) const {
   for (const auto& [key, value] : sizes) {
     if (value < 1) return invalid(fmt::format("{} must be at least 1, got {}", key, value));
   }
+  std::array<std::string, 3> axes = parallel.order;
+  std::sort(axes.begin(), axes.end());
+  if (axes != std::array<std::string, 3>{"dp", "pp", "tp"})
+    return invalid(fmt::format("parallel.order must name tp, dp and pp once each, got '{}'",
+                               fmt::join(parallel.order, "-")));
   const std::array<std::pair<std::string_view, int>, 5> counts = {
       {{"parallel.tp", parallel.tp},
        {"parallel.pp", parallel.pp},

@@ -85,6 +85,29 @@ TEST(SyntheticWorkloadTest, RankLayoutAndCommunicatorsFollowMegatron) {
   EXPECT_EQ(comms.size(), 4u * 2 + 2 * 4 + 2 * 2);
 }
 
+// Another rank order renumbers ranks and GPUs: with DP fastest, a TP group spans replicas'
+// GPUs (and nodes), and the prediction changes accordingly.
+TEST(SyntheticWorkloadTest, RankOrderIsConfigurable) {
+  Scenario s = Load("order.toml", 2, "tp = 2\npp = 2\norder = \"dp-tp-pp\"", "global_batch = 32");
+  auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  std::map<std::string, std::vector<int>> comms;
+  for (const CommunicatorSpec& c : (*w)->communicators())
+    comms[(*w)->names().Name(c.name)] = c.ranks;
+  EXPECT_EQ(comms.at("dp.t1.p0"), (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(comms.at("tp.d1.p0"), (std::vector<int>{1, 5}));
+  EXPECT_EQ(comms.at("pp.t0.d3"), (std::vector<int>{3, 11}));
+  // Folded: replica 0's ranks sit on the GPUs the unfolded order gives them.
+  auto folded = MakeSyntheticWorkload(*s.workload, s.cluster, true);
+  ASSERT_TRUE(folded.ok());
+  EXPECT_EQ((*folded)->gpu_of(1), 4);  // tp 1, dp 0, pp 0
+  EXPECT_EQ((*folded)->gpu_of(2), 8);  // tp 0, dp 0, pp 1
+  auto a = RunEngine(**w, s.cluster, EngineOptions{});
+  auto b = RunEngine(**folded, s.cluster, EngineOptions{});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->iteration_time(), b->iteration_time());
+}
+
 class FlopTest : public ::testing::TestWithParam<std::string> {};
 
 // Every GEMM and attention kernel the generator emits adds up to Megatron's per-iteration

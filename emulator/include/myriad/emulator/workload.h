@@ -3,6 +3,7 @@
 // would run for it on every rank, generated lazily.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -38,6 +39,9 @@ struct ParallelSpec {
   // ZeRO-1 (Megatron's distributed optimizer): optimizer state sharded over DP; gradients
   // reduce-scattered and updated weights all-gathered instead of one AllReduce.
   bool distributed_optimizer = false;
+  // How ranks (and GPUs) are numbered: the axes, fastest-varying first. Megatron's default
+  // puts TP fastest so that a TP group shares a node's NVLink.
+  std::array<std::string, 3> order = {"tp", "dp", "pp"};
 };
 
 struct TrainingSpec {
