@@ -50,6 +50,11 @@ Status Simulation::Enqueue(Rank& r, const Op& op, std::vector<Op> group) {
   int slot = 0;
   if (Status st = SlotOf(r, op.stream, &slot); !st.ok()) return st;
   Stream& s = r.streams[static_cast<size_t>(slot)];
+  // A full launch queue blocks the launch until the device completes its oldest op, as CUDA's
+  // does; it also bounds the ops (and the queue's memory) a run holds per stream.
+  const std::uint64_t limit = options_.max_queued_ops;
+  if (limit > 0 && s.enqueued - s.completed >= limit)
+    WaitStream(r, slot, s.enqueued - limit + 1, "launch queue full");
   r.host += options_.api_call_cost;
   DeviceOp d;
   d.op = op;
@@ -77,11 +82,6 @@ Status Simulation::Enqueue(Rank& r, const Op& op, std::vector<Op> group) {
   d.group = std::move(group);
   s.queue.push_back(std::move(d));
   if (s.queue.size() == 1) TryStart(r.id, slot);
-  // A full launch queue blocks the host until the device drains its oldest op, as CUDA's does;
-  // it also bounds the ops a run holds in memory.
-  const std::uint64_t limit = options_.max_queued_ops;
-  if (limit > 0 && s.enqueued - s.completed > limit)
-    WaitStream(r, slot, s.enqueued - limit, "launch queue full");
   return Status::Ok();
 }
 

@@ -34,7 +34,12 @@ Scenario Load(const std::string& name, int nodes, const std::string& parallel,
   if (nodes > 1) text += "[cluster.scale_out]\ntopology = \"rail-optimized\"\nnic = \"cx7-400g\"\n";
   text += "[workload]\n" + model;
   text += "[workload.parallel]\n" + parallel + "\n[workload.training]\n" + training + "\n";
-  const fs::path dir = fs::temp_directory_path() / "myriad_generator_test";
+  // One folder per test: ctest runs the tests (and each parameter) in parallel processes.
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string folder = std::string(test->test_suite_name()) + "." + test->name();
+  for (char& c : folder)
+    if (c == '/') c = '_';
+  const fs::path dir = fs::temp_directory_path() / "myriad_generator_test" / folder;
   fs::create_directories(dir);
   std::ofstream(dir / name) << text;
   Result<Scenario> s = LoadScenario((dir / name).string());
