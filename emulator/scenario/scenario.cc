@@ -364,9 +364,10 @@ class Resolver {
     const TomlNode* table;
     MYRIAD_RETURN_IF_ERROR(workload.Table("parallel", &table));
     const TomlNode empty = EmptyTableAt(workload.pos());
-    Result<TableReader> reader = TableReader::Open(
-        table ? *table : empty, "workload.parallel",
-        {"tp", "pp", "dp", "sequence_parallel", "distributed_optimizer", "order"});
+    Result<TableReader> reader =
+        TableReader::Open(table ? *table : empty, "workload.parallel",
+                          {"tp", "pp", "dp", "sequence_parallel", "distributed_optimizer", "order",
+                           "tp_comm_overlap"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     Field<int> tp, pp, dp;
@@ -379,6 +380,10 @@ class Resolver {
     MYRIAD_RETURN_IF_ERROR(AtLeast(dp, 1));
     MYRIAD_RETURN_IF_ERROR(r.Boolean("sequence_parallel", &sequence_parallel));
     MYRIAD_RETURN_IF_ERROR(r.Boolean("distributed_optimizer", &distributed_optimizer));
+    Field<bool> tp_comm_overlap;
+    MYRIAD_RETURN_IF_ERROR(r.Boolean("tp_comm_overlap", &tp_comm_overlap));
+    Apply(tp_comm_overlap, &parallel->tp_comm_overlap, "workload.parallel.tp_comm_overlap",
+          "default");
     Field<std::string> order;
     MYRIAD_RETURN_IF_ERROR(r.String("order", &order));
     if (order.present) {

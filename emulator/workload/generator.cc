@@ -21,6 +21,11 @@ namespace {
 
 constexpr std::int32_t kComputeStream = 0;
 constexpr std::int32_t kGradStream = 1;
+constexpr std::int32_t kTpCommStream = 2;  // TP collectives overlapped with GEMMs
+// Events of the TP overlap: the compute stream's state before the GEMM (fork) and the
+// collective's end (join). Reused: a wait refers to the event's latest record.
+constexpr std::int32_t kTpForkEvent = 1 << 21;
+constexpr std::int32_t kTpJoinEvent = (1 << 21) + 1;
 
 enum class Step : std::uint8_t {
   kRecvForward,
@@ -58,6 +63,7 @@ class RankSource : public OpSource {
   void Attention(bool backward);
   void GradientReduce(std::int32_t stream, double params);
   void TpCollective(netmodel::CollectiveOp coll);
+  std::vector<Op> ForkedTpCollective(netmodel::CollectiveOp coll);
   void GatherReceived();
   void TpGather();
   void TpReduce();
@@ -74,6 +80,7 @@ class RankSource : public OpSource {
   std::size_t next_ = 0;
   bool last_micro_batch_ = false;
   bool in_group_ = false;
+  bool join_after_next_gemm_ = false;
 };
 
 class SyntheticWorkload : public Workload {
@@ -208,6 +215,40 @@ void RankSource::Gemm(const char* name, std::int64_t m, std::int64_t n, std::int
   op.name = w_.Name(name);
   op.gemm = {m, n, k, 1, w_.spec_.training.precision};
   buffer_.push_back(op);
+  if (join_after_next_gemm_) {
+    join_after_next_gemm_ = false;
+    Op wait;
+    wait.kind = OpKind::kStreamWaitEvent;
+    wait.stream = kComputeStream;
+    wait.event = kTpJoinEvent;
+    buffer_.push_back(wait);
+  }
+}
+
+// The ops that run TP collective `coll` on the side stream, forked from the compute stream's
+// work so far and recording the join event.
+std::vector<Op> RankSource::ForkedTpCollective(netmodel::CollectiveOp coll) {
+  const std::size_t before = buffer_.size();
+  Op fork;
+  fork.kind = OpKind::kEventRecord;
+  fork.stream = kComputeStream;
+  fork.event = kTpForkEvent;
+  buffer_.push_back(fork);
+  Op wait;
+  wait.kind = OpKind::kStreamWaitEvent;
+  wait.stream = kTpCommStream;
+  wait.event = kTpForkEvent;
+  buffer_.push_back(wait);
+  TpCollective(coll);
+  buffer_.back().stream = kTpCommStream;
+  Op join;
+  join.kind = OpKind::kEventRecord;
+  join.stream = kTpCommStream;
+  join.event = kTpJoinEvent;
+  buffer_.push_back(join);
+  std::vector<Op> ops(buffer_.begin() + static_cast<std::ptrdiff_t>(before), buffer_.end());
+  buffer_.resize(before);
+  return ops;
 }
 
 void RankSource::Streaming(const char* name, double bytes) {
@@ -296,15 +337,38 @@ void RankSource::TpCollective(netmodel::CollectiveOp coll) {
 // Into a tensor-parallel block: with sequence parallelism the sequence-sharded activation is
 // gathered; without it nothing moves.
 void RankSource::TpGather() {
-  if (w_.dims_.tp > 1 && w_.spec_.parallel.sequence_parallel)
+  if (w_.dims_.tp == 1 || !w_.spec_.parallel.sequence_parallel) return;
+  if (!w_.spec_.parallel.tp_comm_overlap) {
     TpCollective(netmodel::CollectiveOp::kAllGather);
+    return;
+  }
+  // Overlapped (Transformer Engine's userbuffers pipeline the gather with the GEMM that
+  // consumes it, chunk by chunk): the gather runs beside the next GEMM, which is joined.
+  const std::vector<Op> ops = ForkedTpCollective(netmodel::CollectiveOp::kAllGather);
+  buffer_.insert(buffer_.end(), ops.begin(), ops.end());
+  join_after_next_gemm_ = true;
 }
 
 // Out of one: the partial sums are all-reduced, or reduce-scattered back to sequence shards.
 void RankSource::TpReduce() {
   if (w_.dims_.tp == 1) return;
-  TpCollective(w_.spec_.parallel.sequence_parallel ? netmodel::CollectiveOp::kReduceScatter
-                                                   : netmodel::CollectiveOp::kAllReduce);
+  if (!w_.spec_.parallel.tp_comm_overlap) {
+    TpCollective(w_.spec_.parallel.sequence_parallel ? netmodel::CollectiveOp::kReduceScatter
+                                                     : netmodel::CollectiveOp::kAllReduce);
+    return;
+  }
+  // Overlapped: the reduce-scatter runs beside the GEMM just emitted (the one producing its
+  // input, chunk by chunk), and the compute stream joins it after that GEMM.
+  const Op gemm = buffer_.back();
+  buffer_.pop_back();
+  const std::vector<Op> ops = ForkedTpCollective(netmodel::CollectiveOp::kReduceScatter);
+  buffer_.insert(buffer_.end(), ops.begin(), ops.end());
+  buffer_.push_back(gemm);
+  Op wait;
+  wait.kind = OpKind::kStreamWaitEvent;
+  wait.stream = kComputeStream;
+  wait.event = kTpJoinEvent;
+  buffer_.push_back(wait);
 }
 
 // One transformer layer's forward (or its backward) on this TP rank.
@@ -462,6 +526,10 @@ void RankSource::Expand() {
     create.stream = kGradStream;
     create.non_blocking = true;
     buffer_.push_back(create);
+    if (spec.parallel.tp_comm_overlap) {
+      create.stream = kTpCommStream;
+      buffer_.push_back(create);
+    }
     // Weights, gradient buffers and optimizer state (WorkloadSpec::rank_memory).
     const WorkloadSpec::RankMemory mem = spec.rank_memory(w_.cluster_.total_gpus());
     Op weights;

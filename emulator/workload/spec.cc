@@ -135,6 +135,8 @@ Status WorkloadSpec::Validate(int world_size) const {
   for (const auto& [key, value] : sizes) {
     if (value < 1) return invalid(fmt::format("{} must be at least 1, got {}", key, value));
   }
+  if (parallel.tp_comm_overlap && !parallel.sequence_parallel)
+    return invalid("parallel.tp_comm_overlap needs parallel.sequence_parallel = true");
   std::array<std::string, 3> axes = parallel.order;
   std::sort(axes.begin(), axes.end());
   if (axes != std::array<std::string, 3>{"dp", "pp", "tp"})

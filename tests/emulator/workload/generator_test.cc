@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include "myriad/emulator/engine.h"
 #include "myriad/emulator/scenario.h"
@@ -198,6 +199,34 @@ TEST(SyntheticWorkloadTest, PeakMemoryMatchesThePlannedSplit) {
   auto r = RunEngine(**w, s.cluster, EngineOptions{});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_NEAR(static_cast<double>(r->ranks[0].peak_memory), mem.peak(), 4.0);  // rounding
+}
+
+// TP communication overlap runs each TP collective beside its GEMM: the same collectives and
+// FLOPs, little exposed TP communication (only where a collective outlasts its GEMM), a
+// shorter iteration.
+TEST(SyntheticWorkloadTest, TpCommOverlapHidesTpCollectivesBehindGemms) {
+  auto run = [](bool overlap) {
+    Scenario s = Load(overlap ? "overlap.toml" : "plain.toml", 1,
+                      std::string("tp = 8\npp = 1\nsequence_parallel = true\ntp_comm_overlap = ") +
+                          (overlap ? "true" : "false"),
+                      "global_batch = 4", kWideGpt);
+    auto w = MakeSyntheticWorkload(*s.workload, s.cluster, true);
+    EXPECT_TRUE(w.ok());
+    const double flops = Count(**w, 0).flops;
+    auto r = RunEngine(**w, s.cluster, EngineOptions{});
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    SimTime tp_exposed = 0;
+    for (const auto& [comm, time] : r->ranks[0].exposed_by_comm)
+      if (comm.rfind("tp.", 0) == 0) tp_exposed += time;
+    return std::tuple(flops, r->iteration_time(), tp_exposed, r->collectives.size());
+  };
+  const auto [flops_plain, time_plain, exposed_plain, colls_plain] = run(false);
+  const auto [flops_overlap, time_overlap, exposed_overlap, colls_overlap] = run(true);
+  EXPECT_DOUBLE_EQ(flops_overlap, flops_plain);
+  EXPECT_EQ(colls_overlap, colls_plain);
+  EXPECT_GT(exposed_plain, 0);
+  EXPECT_LT(exposed_overlap, exposed_plain / 4);
+  EXPECT_LT(time_overlap, time_plain);
 }
 
 // Folding simulates one replica; the prediction must not change.

@@ -39,6 +39,9 @@ struct ParallelSpec {
   // ZeRO-1 (Megatron's distributed optimizer): optimizer state sharded over DP; gradients
   // reduce-scattered and updated weights all-gathered instead of one AllReduce.
   bool distributed_optimizer = false;
+  // TP collectives overlapped with the GEMMs next to them (Transformer Engine's userbuffers);
+  // needs sequence_parallel.
+  bool tp_comm_overlap = false;
   // How ranks (and GPUs) are numbered: the axes, fastest-varying first. Megatron's default
   // puts TP fastest so that a TP group shares a node's NVLink.
   std::array<std::string, 3> order = {"tp", "dp", "pp"};
