@@ -26,6 +26,8 @@ constexpr std::int32_t kTpCommStream = 2;  // TP collectives overlapped with GEM
 // collective's end (join). Reused: a wait refers to the event's latest record.
 constexpr std::int32_t kTpForkEvent = 1 << 21;
 constexpr std::int32_t kTpJoinEvent = (1 << 21) + 1;
+// The gradient stream's reductions are done (events 1..layers mark each layer's gradients).
+constexpr std::int32_t kGradsReducedEvent = 1 << 20;
 
 enum class Step : std::uint8_t {
   kRecvForward,
@@ -51,6 +53,7 @@ class SyntheticWorkload;
 class RankSource : public OpSource {
  public:
   RankSource(const SyntheticWorkload& w, int rank);
+  RankSource(const SyntheticWorkload& w, int rank, const Coord& coord);
   Result<bool> Next(Op& op) override;
 
  private:
@@ -61,9 +64,13 @@ class RankSource : public OpSource {
   void Gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k);
   void Streaming(const char* name, double bytes);
   void Attention(bool backward);
+  void RecordEvent(std::int32_t stream, std::int32_t event);
+  void WaitEvent(std::int32_t stream, std::int32_t event);
+  void Collective(std::int32_t stream, NameId comm, netmodel::CollectiveOp coll,
+                  std::uint64_t count, DataType dtype);
   void GradientReduce(std::int32_t stream, double params);
   void TpCollective(netmodel::CollectiveOp coll);
-  std::vector<Op> ForkedTpCollective(netmodel::CollectiveOp coll);
+  void ForkedTpCollective(netmodel::CollectiveOp coll);
   void GatherReceived();
   void TpGather();
   void TpReduce();
@@ -72,6 +79,13 @@ class RankSource : public OpSource {
 
   const SyntheticWorkload& w_;
   const int rank_, tp_i_, dp_i_, pp_i_;
+  // This rank's communicators, and figures every iteration needs (derived once).
+  NameId tp_comm_ = 0, pp_comm_ = 0, dp_comm_ = 0;
+  bool sharded_ = false;  // distributed optimizer over more than one replica
+  double params_ = 0;     // parameters on this rank
+  double layer_params_ = 0;
+  std::uint64_t state_bytes_ = 0;       // weights, gradients, optimizer state
+  std::uint64_t activation_bytes_ = 0;  // kept per micro-batch until its backward
   int iteration_ = 0;
   std::vector<std::pair<Step, int>> schedule_;  // this stage's 1F1B schedule
   std::size_t step_ = 0;
@@ -171,11 +185,20 @@ class SyntheticWorkload : public Workload {
 };
 
 RankSource::RankSource(const SyntheticWorkload& w, int rank)
-    : w_(w),
-      rank_(rank),
-      tp_i_(w.Decode(rank, w.SimSizes())[kTpAxis]),
-      dp_i_(w.Decode(rank, w.SimSizes())[kDpAxis]),
-      pp_i_(w.Decode(rank, w.SimSizes())[kPpAxis]) {
+    : RankSource(w, rank, w.Decode(rank, w.SimSizes())) {}
+
+RankSource::RankSource(const SyntheticWorkload& w, int rank, const Coord& coord)
+    : w_(w), rank_(rank), tp_i_(coord[kTpAxis]), dp_i_(coord[kDpAxis]), pp_i_(coord[kPpAxis]) {
+  const WorkloadSpec& spec = w.spec_;
+  tp_comm_ = w.Name(fmt::format("tp.d{}.p{}", dp_i_, pp_i_));
+  pp_comm_ = w.Name(fmt::format("pp.t{}.d{}", tp_i_, dp_i_));
+  dp_comm_ = w.Name(fmt::format("dp.t{}.p{}", tp_i_, pp_i_));
+  sharded_ = spec.parallel.distributed_optimizer && w.dims_.dp > 1;
+  params_ = spec.parameters() / (w.dims_.tp * w.dims_.pp);
+  layer_params_ = spec.parameters() / (spec.model.layers * static_cast<double>(w.dims_.tp));
+  const WorkloadSpec::RankMemory mem = spec.rank_memory(w.cluster_.total_gpus());
+  state_bytes_ = static_cast<std::uint64_t>(mem.weights + mem.gradients + mem.optimizer);
+  activation_bytes_ = static_cast<std::uint64_t>(mem.activations_per_micro_batch);
   // Megatron's forward_backward_pipelining_without_interleaving.
   const int p = w.dims_.pp, m = w.spec_.micro_batches();
   const bool first = pp_i_ == 0, last = pp_i_ == p - 1;
@@ -217,38 +240,46 @@ void RankSource::Gemm(const char* name, std::int64_t m, std::int64_t n, std::int
   buffer_.push_back(op);
   if (join_after_next_gemm_) {
     join_after_next_gemm_ = false;
-    Op wait;
-    wait.kind = OpKind::kStreamWaitEvent;
-    wait.stream = kComputeStream;
-    wait.event = kTpJoinEvent;
-    buffer_.push_back(wait);
+    WaitEvent(kComputeStream, kTpJoinEvent);
   }
 }
 
-// The ops that run TP collective `coll` on the side stream, forked from the compute stream's
-// work so far and recording the join event.
-std::vector<Op> RankSource::ForkedTpCollective(netmodel::CollectiveOp coll) {
-  const std::size_t before = buffer_.size();
-  Op fork;
-  fork.kind = OpKind::kEventRecord;
-  fork.stream = kComputeStream;
-  fork.event = kTpForkEvent;
-  buffer_.push_back(fork);
-  Op wait;
-  wait.kind = OpKind::kStreamWaitEvent;
-  wait.stream = kTpCommStream;
-  wait.event = kTpForkEvent;
-  buffer_.push_back(wait);
+void RankSource::RecordEvent(std::int32_t stream, std::int32_t event) {
+  Op op;
+  op.kind = OpKind::kEventRecord;
+  op.stream = stream;
+  op.event = event;
+  buffer_.push_back(op);
+}
+
+void RankSource::WaitEvent(std::int32_t stream, std::int32_t event) {
+  Op op;
+  op.kind = OpKind::kStreamWaitEvent;
+  op.stream = stream;
+  op.event = event;
+  buffer_.push_back(op);
+}
+
+void RankSource::Collective(std::int32_t stream, NameId comm, netmodel::CollectiveOp coll,
+                            std::uint64_t count, DataType dtype) {
+  Op op;
+  op.kind = OpKind::kCollective;
+  op.stream = stream;
+  op.comm = comm;
+  op.coll = coll;
+  op.count = count;
+  op.dtype = dtype;
+  buffer_.push_back(op);
+}
+
+// Runs TP collective `coll` on the side stream, forked from the compute stream's work so far,
+// and records the join event.
+void RankSource::ForkedTpCollective(netmodel::CollectiveOp coll) {
+  RecordEvent(kComputeStream, kTpForkEvent);
+  WaitEvent(kTpCommStream, kTpForkEvent);
   TpCollective(coll);
   buffer_.back().stream = kTpCommStream;
-  Op join;
-  join.kind = OpKind::kEventRecord;
-  join.stream = kTpCommStream;
-  join.event = kTpJoinEvent;
-  buffer_.push_back(join);
-  std::vector<Op> ops(buffer_.begin() + static_cast<std::ptrdiff_t>(before), buffer_.end());
-  buffer_.resize(before);
-  return ops;
+  RecordEvent(kTpCommStream, kTpJoinEvent);
 }
 
 void RankSource::Streaming(const char* name, double bytes) {
@@ -306,32 +337,23 @@ void RankSource::Attention(bool backward) {
 // Data-parallel gradient reduction of `params` gradients: an AllReduce, or a ReduceScatter
 // to the optimizer shards with the distributed optimizer.
 void RankSource::GradientReduce(std::int32_t stream, double params) {
-  const bool sharded = w_.spec_.parallel.distributed_optimizer;
-  Op reduce;
-  reduce.kind = OpKind::kCollective;
-  reduce.stream = stream;
-  reduce.comm = w_.Name(fmt::format("dp.t{}.p{}", tp_i_, pp_i_));
-  reduce.coll =
-      sharded ? netmodel::CollectiveOp::kReduceScatter : netmodel::CollectiveOp::kAllReduce;
-  reduce.count = static_cast<std::uint64_t>(sharded ? params / w_.dims_.dp : params);
-  reduce.dtype = DataType::kFloat32;  // Megatron accumulates and reduces main_grad in fp32
-  buffer_.push_back(reduce);
+  const bool scatter = w_.spec_.parallel.distributed_optimizer;
+  // Megatron accumulates and reduces main_grad in fp32.
+  Collective(stream, dp_comm_,
+             scatter ? netmodel::CollectiveOp::kReduceScatter : netmodel::CollectiveOp::kAllReduce,
+             static_cast<std::uint64_t>(scatter ? params / w_.dims_.dp : params),
+             DataType::kFloat32);
 }
 
 void RankSource::TpCollective(netmodel::CollectiveOp coll) {
-  Op op;
-  op.kind = OpKind::kCollective;
-  op.stream = kComputeStream;
-  op.comm = w_.Name(fmt::format("tp.d{}.p{}", dp_i_, pp_i_));
-  op.coll = coll;
   // NCCL counts: the whole activation for AllReduce, one rank's share for the others.
   const std::uint64_t elements =
       static_cast<std::uint64_t>(w_.tokens_) * static_cast<std::uint64_t>(w_.spec_.model.hidden);
-  op.count = coll == netmodel::CollectiveOp::kAllReduce
+  Collective(kComputeStream, tp_comm_, coll,
+             coll == netmodel::CollectiveOp::kAllReduce
                  ? elements
-                 : elements / static_cast<std::uint64_t>(w_.dims_.tp);
-  op.dtype = DataType::kBfloat16;
-  buffer_.push_back(op);
+                 : elements / static_cast<std::uint64_t>(w_.dims_.tp),
+             DataType::kBfloat16);
 }
 
 // Into a tensor-parallel block: with sequence parallelism the sequence-sharded activation is
@@ -344,8 +366,7 @@ void RankSource::TpGather() {
   }
   // Overlapped (Transformer Engine's userbuffers pipeline the gather with the GEMM that
   // consumes it, chunk by chunk): the gather runs beside the next GEMM, which is joined.
-  const std::vector<Op> ops = ForkedTpCollective(netmodel::CollectiveOp::kAllGather);
-  buffer_.insert(buffer_.end(), ops.begin(), ops.end());
+  ForkedTpCollective(netmodel::CollectiveOp::kAllGather);
   join_after_next_gemm_ = true;
 }
 
@@ -361,14 +382,9 @@ void RankSource::TpReduce() {
   // input, chunk by chunk), and the compute stream joins it after that GEMM.
   const Op gemm = buffer_.back();
   buffer_.pop_back();
-  const std::vector<Op> ops = ForkedTpCollective(netmodel::CollectiveOp::kReduceScatter);
-  buffer_.insert(buffer_.end(), ops.begin(), ops.end());
+  ForkedTpCollective(netmodel::CollectiveOp::kReduceScatter);
   buffer_.push_back(gemm);
-  Op wait;
-  wait.kind = OpKind::kStreamWaitEvent;
-  wait.stream = kComputeStream;
-  wait.event = kTpJoinEvent;
-  buffer_.push_back(wait);
+  WaitEvent(kComputeStream, kTpJoinEvent);
 }
 
 // One transformer layer's forward (or its backward) on this TP rank.
@@ -433,7 +449,7 @@ void RankSource::P2p(OpKind kind, int peer_stage) {
   Op op;
   op.kind = kind;
   op.stream = kComputeStream;
-  op.comm = w_.Name(fmt::format("pp.t{}.d{}", tp_i_, dp_i_));
+  op.comm = pp_comm_;
   op.peer = peer_stage;
   // Megatron's scatter/gather optimisation (SC'21, section 4.1): each TP rank sends 1/tp of
   // the activation and the receivers all-gather it over NVLink (sequence parallelism keeps it
@@ -493,23 +509,14 @@ void RankSource::Backward(int micro_batch) {
     Gemm("gemm_logits_dgrad", w_.tokens_, m.hidden, m.vocab / w_.dims_.tp);
     Gemm("gemm_logits_wgrad", m.vocab / w_.dims_.tp, m.hidden, w_.tokens_);
   }
-  const double layer_params = spec.parameters() / (m.layers * static_cast<double>(w_.dims_.tp));
   for (int l = 0; l < layers; ++l) {
     if (spec.training.recompute == Recompute::kFull) Layer(true);
     Layer(false);
     if (last && overlap) {
       // This layer's gradients are final: reduce them on the gradient stream meanwhile.
-      Op record;
-      record.kind = OpKind::kEventRecord;
-      record.stream = kComputeStream;
-      record.event = l + 1;
-      buffer_.push_back(record);
-      Op wait;
-      wait.kind = OpKind::kStreamWaitEvent;
-      wait.stream = kGradStream;
-      wait.event = l + 1;
-      buffer_.push_back(wait);
-      GradientReduce(kGradStream, layer_params);
+      RecordEvent(kComputeStream, l + 1);
+      WaitEvent(kGradStream, l + 1);
+      GradientReduce(kGradStream, layer_params_);
     }
   }
 }
@@ -518,8 +525,6 @@ void RankSource::Expand() {
   buffer_.clear();
   next_ = 0;
   const WorkloadSpec& spec = w_.spec_;
-  const int tp = w_.dims_.tp, pp = w_.dims_.pp;
-  const double params_per_rank = spec.parameters() / (tp * pp);
   if (phase_ == 0) {
     Op create;
     create.kind = OpKind::kStreamCreate;
@@ -531,10 +536,9 @@ void RankSource::Expand() {
       buffer_.push_back(create);
     }
     // Weights, gradient buffers and optimizer state (WorkloadSpec::rank_memory).
-    const WorkloadSpec::RankMemory mem = spec.rank_memory(w_.cluster_.total_gpus());
     Op weights;
     weights.kind = OpKind::kMalloc;
-    weights.bytes = static_cast<std::uint64_t>(mem.weights + mem.gradients + mem.optimizer);
+    weights.bytes = state_bytes_;
     buffer_.push_back(weights);
     Op marker;
     marker.kind = OpKind::kMarker;
@@ -546,9 +550,6 @@ void RankSource::Expand() {
   if (phase_ == 1 && step_ < schedule_.size()) {
     const auto [step, mb] = schedule_[step_++];
     const int prev = pp_i_ - 1, next = pp_i_ + 1;
-    // Kept until the micro-batch's backward (WorkloadSpec::rank_memory).
-    const auto activation_bytes = static_cast<std::uint64_t>(
-        spec.rank_memory(w_.cluster_.total_gpus()).activations_per_micro_batch);
     switch (step) {
       case Step::kRecvForward:
         P2p(OpKind::kRecv, prev);
@@ -571,7 +572,7 @@ void RankSource::Expand() {
       case Step::kForward: {
         Op keep;
         keep.kind = OpKind::kMalloc;  // the activations kept for the backward pass
-        keep.bytes = activation_bytes;
+        keep.bytes = activation_bytes_;
         buffer_.push_back(keep);
         Forward(mb);
         break;
@@ -580,7 +581,7 @@ void RankSource::Expand() {
         Backward(mb);
         Op drop;
         drop.kind = OpKind::kFree;
-        drop.bytes = activation_bytes;
+        drop.bytes = activation_bytes_;
         buffer_.push_back(drop);
         break;
       }
@@ -591,34 +592,18 @@ void RankSource::Expand() {
     // Gradients: reduced across replicas (what the overlap did not already send), then the
     // optimizer step once the reductions are done.
     const bool overlap = spec.training.overlap_grad_reduce && w_.dims_.dp > 1;
-    if (w_.dims_.dp > 1 && !overlap) GradientReduce(kComputeStream, params_per_rank);
+    if (w_.dims_.dp > 1 && !overlap) GradientReduce(kComputeStream, params_);
     if (overlap) {
-      Op record;
-      record.kind = OpKind::kEventRecord;
-      record.stream = kGradStream;
-      record.event = 1 << 20;
-      buffer_.push_back(record);
-      Op wait;
-      wait.kind = OpKind::kStreamWaitEvent;
-      wait.stream = kComputeStream;
-      wait.event = 1 << 20;
-      buffer_.push_back(wait);
+      RecordEvent(kGradStream, kGradsReducedEvent);
+      WaitEvent(kComputeStream, kGradsReducedEvent);
     }
     // Adam reads and writes weights, gradients, master weights and moments (18 B / param)
     // of its shard: all parameters, or 1/dp of them with the distributed optimizer, which
     // then all-gathers the updated weights.
-    const bool sharded = spec.parallel.distributed_optimizer && w_.dims_.dp > 1;
-    Streaming("optimizer_adam", params_per_rank / (sharded ? w_.dims_.dp : 1) * 18 * 2);
-    if (sharded) {
-      Op gather;
-      gather.kind = OpKind::kCollective;
-      gather.stream = kComputeStream;
-      gather.comm = w_.Name(fmt::format("dp.t{}.p{}", tp_i_, pp_i_));
-      gather.coll = netmodel::CollectiveOp::kAllGather;
-      gather.count = static_cast<std::uint64_t>(params_per_rank / w_.dims_.dp);
-      gather.dtype = DataType::kBfloat16;
-      buffer_.push_back(gather);
-    }
+    Streaming("optimizer_adam", params_ / (sharded_ ? w_.dims_.dp : 1) * 18 * 2);
+    if (sharded_)
+      Collective(kComputeStream, dp_comm_, netmodel::CollectiveOp::kAllGather,
+                 static_cast<std::uint64_t>(params_ / w_.dims_.dp), DataType::kBfloat16);
     Op sync;
     sync.kind = OpKind::kDeviceSync;
     buffer_.push_back(sync);
