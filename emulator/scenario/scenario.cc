@@ -397,9 +397,7 @@ class Resolver {
         if (dash == std::string::npos) break;
         start = dash + 1;
       }
-      std::array<std::string, 3> sorted = axes;
-      std::sort(sorted.begin(), sorted.end());
-      if (count != 3 || sorted != std::array<std::string, 3>{"dp", "pp", "tp"})
+      if (count != 3 || !IsRankOrder(axes))
         return order.Error(
             fmt::format("must name tp, dp and pp once each, fastest first (\"tp-dp-pp\"), got '{}'",
                         order.value));

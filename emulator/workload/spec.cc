@@ -122,6 +122,12 @@ Result<ModelSpec> FindModelPreset(const std::string& name) {
       fmt::format("unknown model '{}' (known: {})", name, fmt::join(names, ", ")));
 }
 
+bool IsRankOrder(const std::array<std::string, 3>& order) {
+  std::array<std::string, 3> axes = order;
+  std::sort(axes.begin(), axes.end());
+  return axes == std::array<std::string, 3>{"dp", "pp", "tp"};
+}
+
 Status WorkloadSpec::Validate(int world_size) const {
   auto invalid = [](std::string message) { return Status::InvalidArgument(std::move(message)); };
   const ModelSpec& m = model;
@@ -137,9 +143,7 @@ Status WorkloadSpec::Validate(int world_size) const {
   }
   if (parallel.tp_comm_overlap && !parallel.sequence_parallel)
     return invalid("parallel.tp_comm_overlap needs parallel.sequence_parallel = true");
-  std::array<std::string, 3> axes = parallel.order;
-  std::sort(axes.begin(), axes.end());
-  if (axes != std::array<std::string, 3>{"dp", "pp", "tp"})
+  if (!IsRankOrder(parallel.order))
     return invalid(fmt::format("parallel.order must name tp, dp and pp once each, got '{}'",
                                fmt::join(parallel.order, "-")));
   const std::array<std::pair<std::string_view, int>, 5> counts = {

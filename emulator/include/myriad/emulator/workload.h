@@ -109,6 +109,9 @@ struct WorkloadSpec {
   RankMemory rank_memory(int world_size) const;
 };
 
+// Whether `order` names tp, dp and pp once each (a valid ParallelSpec::order).
+bool IsRankOrder(const std::array<std::string, 3>& order);
+
 // A named model (gpt3-175b, llama3-8b, llama3-70b, llama3-405b, the Megatron SC'21 rows as
 // megatron-1.7b ... megatron-1008b), or an error listing the names.
 Result<ModelSpec> FindModelPreset(const std::string& name);
