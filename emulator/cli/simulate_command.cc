@@ -96,13 +96,14 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
            ? cluster.gpu.fp8_flops
            : cluster.gpu.bf16_flops) /
       1e12;
-  const int p = spec.parallel.pp, m = spec.micro_batches();
-  // Planned per GPU (first pipeline stage, the fullest); the engine's peak_memory_bytes is what
-  // the run's mallocs reached.
-  const emulator::WorkloadSpec::RankMemory mem = spec.rank_memory(cluster.total_gpus());
+  const int p = spec.parallel.pp, m = spec.micro_batches(), v = spec.parallel.virtual_stages;
+  // Planned per GPU of the fullest pipeline stage; the engine's peak_memory_bytes is what the
+  // run's mallocs reached.
+  const int stage = spec.fullest_stage(cluster.total_gpus());
+  const emulator::WorkloadSpec::RankMemory mem = spec.rank_memory(cluster.total_gpus(), stage);
   // Exposed communication per parallel axis (the communicator name up to its first '.'), mean
   // over the simulated ranks, per iteration.
-  const std::vector<std::string> axes = {"tp", "pp", "dp"};
+  const std::vector<std::string> axes = {"tp", "cp", "ep", "pp", "dp", "edp"};
   std::vector<double> exposed(axes.size(), 0);
   for (const emulator::RankResult& r : result->ranks)
     for (const auto& [comm, time] : r.exposed_by_comm)
@@ -112,7 +113,28 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
       static_cast<double>(result->ranks.size()) *
       static_cast<double>(std::max<size_t>(1, result->iteration_ends.size() - 1));
   for (double& e : exposed) e /= per_iteration;
-  const double bubble = static_cast<double>(p - 1) / (m + p - 1);
+  // The textbook bubble: (p - 1) / (m + p - 1) for 1F1B, (p - 1) / (v m + p - 1) interleaved
+  // over v virtual stages (Narayanan et al., SC'21, section 2.2).
+  const double bubble = static_cast<double>(p - 1) / (v * m + p - 1);
+  std::string exposed_json;
+  for (size_t a = 0; a < axes.size(); ++a)
+    exposed_json += fmt::format("{}\"{}\": {:.3f}", a ? ", " : "", axes[a], exposed[a]);
+  // The axes this layout has (tp, pp and dp always).
+  const emulator::ParallelSpec& par = spec.parallel;
+  std::string exposed_text;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    const bool used = axes[a] == "cp"                       ? par.cp > 1
+                      : axes[a] == "ep" || axes[a] == "edp" ? par.ep > 1
+                                                            : true;
+    if (used)
+      exposed_text +=
+          fmt::format("{}{:.1f} {}", exposed_text.empty() ? "" : ", ", exposed[a], axes[a]);
+  }
+  std::string layout = fmt::format("tp {} x pp {} x dp {}", par.tp, par.pp,
+                                   spec.data_parallel(cluster.total_gpus()));
+  if (par.cp > 1) layout += fmt::format(" x cp {}", par.cp);
+  if (par.ep > 1) layout += fmt::format(", ep {}", par.ep);
+  if (v > 1) layout += fmt::format(", {} virtual stages", v);
   emulator::RunContext context{
       "simulate", scenario->name, scenario_path, (*workload)->description(), "analytical", &cluster,
       {}};
@@ -123,31 +145,33 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
       {"mfu", fmt::format("{:.4f}", mfu_tflops / peak)},
       {"pipeline_bubble_fraction", fmt::format("{:.4f}", bubble)},
       {"micro_batches", fmt::format("{}", m)},
-      {"exposed_comm_us_per_iteration",
-       fmt::format("{{\"tp\": {:.3f}, \"pp\": {:.3f}, \"dp\": {:.3f}}}", exposed[0], exposed[1],
-                   exposed[2])},
+      {"exposed_comm_us_per_iteration", "{" + exposed_json + "}"},
+      {"parameters", fmt::format("{:.0f}", spec.parameters())},
+      {"active_parameters", fmt::format("{:.0f}", spec.active_parameters())},
       {"memory_per_gpu_bytes",
-       fmt::format("{{\"weights\": {:.0f}, \"gradients\": {:.0f}, \"optimizer\": {:.0f}, "
-                   "\"activations\": {:.0f}, \"total\": {:.0f}}}",
-                   mem.weights, mem.gradients, mem.optimizer, mem.peak_activations, mem.peak())},
+       fmt::format("{{\"stage\": {}, \"weights\": {:.0f}, \"gradients\": {:.0f}, "
+                   "\"optimizer\": {:.0f}, \"activations\": {:.0f}, \"total\": {:.0f}}}",
+                   stage, mem.weights, mem.gradients, mem.optimizer, mem.peak_activations,
+                   mem.peak())},
   };
   const int status = FinishRun(*result, context, flags, out, err);
   out << fmt::format(
-      "\nworkload ({} GPUs: tp {} x pp {} x dp {}; {} micro-batches of {} sequences)\n"
+      "\nworkload ({} GPUs: {}; {} micro-batches of {} sequences)\n"
       "  tokens per second      {:>14.1f}\n"
       "  model TFLOP/s per GPU  {:>14.3f}  (Megatron's formula, {} FLOP per iteration)\n"
       "  MFU                    {:>14.4f}  ({} model FLOP without recomputation, of {:.1f} "
       "TFLOP/s)\n"
-      "  1F1B bubble (p-1)/(m+p-1) {:>11.4f}\n"
-      "  exposed comm (us/iter) {:>14.1f}  tp, {:.1f} pp, {:.1f} dp (mean over ranks)\n"
-      "  memory per GPU (GiB)   {:>14.2f}  weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, "
-      "activations {:.2f} ({} micro-batches in flight), of {:.1f}\n",
-      cluster.total_gpus(), spec.parallel.tp, spec.parallel.pp,
-      spec.data_parallel(cluster.total_gpus()), m, spec.training.micro_batch, tokens / seconds,
-      tflops, fmt::format("{:.4g}", spec.iteration_flops()), mfu_tflops / peak,
-      fmt::format("{:.4g}", model_flops), peak, bubble, exposed[0], exposed[1], exposed[2],
-      mem.peak() / kGiB, mem.weights / kGiB, mem.gradients / kGiB, mem.optimizer / kGiB,
-      mem.peak_activations / kGiB, std::min(p, m), cluster.gpu.hbm_bytes / kGiB);
+      "  {:<22} {:>14.4f}\n"
+      "  exposed comm (us/iter)  {}  (mean over ranks)\n"
+      "  memory per GPU (GiB)   {:>14.2f}  stage {}: weights {:.2f}, gradients {:.2f}, optimizer "
+      "{:.2f}, activations {:.2f} ({} {} in flight), of {:.1f}\n",
+      cluster.total_gpus(), layout, m, spec.training.micro_batch, tokens / seconds, tflops,
+      fmt::format("{:.4g}", spec.iteration_flops()), mfu_tflops / peak,
+      fmt::format("{:.4g}", model_flops), peak,
+      v > 1 ? "bubble (p-1)/(vm+p-1)" : "1F1B bubble (p-1)/(m+p-1)", bubble, exposed_text,
+      mem.peak() / kGiB, stage, mem.weights / kGiB, mem.gradients / kGiB, mem.optimizer / kGiB,
+      mem.peak_activations / kGiB, mem.in_flight, v > 1 ? "model chunks" : "micro-batches",
+      cluster.gpu.hbm_bytes / kGiB);
   return status;
 }
 

@@ -255,10 +255,11 @@ class Resolver {
     const TomlNode* table;
     MYRIAD_RETURN_IF_ERROR(root.Table("workload", &table));
     if (table == nullptr) return Status::Ok();
-    Result<TableReader> reader =
-        TableReader::Open(*table, "workload",
-                          {"model", "layers", "hidden", "heads", "kv_heads", "ffn", "activation",
-                           "vocab", "seq", "tied_embeddings", "parallel", "training"});
+    Result<TableReader> reader = TableReader::Open(
+        *table, "workload",
+        {"model", "layers", "hidden", "heads", "kv_heads", "ffn", "activation", "vocab", "seq",
+         "tied_embeddings", "experts", "top_k", "moe_ffn", "moe_shared_ffn", "moe_first_dense",
+         "moe_every", "moe_capacity_factor", "parallel", "training"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     WorkloadSpec spec;
@@ -348,6 +349,7 @@ class Resolver {
                                        : preset.present ? from_preset
                                                         : "default");
 
+    MYRIAD_RETURN_IF_ERROR(ResolveExperts(r, preset.present ? from_preset : "", &model));
     MYRIAD_RETURN_IF_ERROR(ResolveParallel(r, &spec.parallel));
     MYRIAD_RETURN_IF_ERROR(ResolveTraining(r, &spec.training));
 
@@ -360,14 +362,47 @@ class Resolver {
     return Status::Ok();
   }
 
+  // The mixture-of-experts keys of [workload] (over a preset's, when `from_preset` names it).
+  Status ResolveExperts(const TableReader& r, const std::string& from_preset, ModelSpec* model) {
+    struct Key {
+      std::string_view key;
+      int* target;
+      int min;
+    };
+    const std::array<Key, 6> keys = {{{"experts", &model->experts, 0},
+                                      {"top_k", &model->top_k, 1},
+                                      {"moe_ffn", &model->moe_ffn, 1},
+                                      {"moe_shared_ffn", &model->moe_shared_ffn, 0},
+                                      {"moe_first_dense", &model->moe_first_dense, 0},
+                                      {"moe_every", &model->moe_every, 1}}};
+    const std::string absent = from_preset.empty() ? "default" : from_preset;
+    for (const Key& key : keys) {
+      Field<int> field;
+      MYRIAD_RETURN_IF_ERROR(r.Integer(key.key, &field));
+      MYRIAD_RETURN_IF_ERROR(AtLeast(field, key.min));
+      Apply(field, key.target, r.KeyPath(key.key), absent);
+    }
+    Field<double> capacity;
+    MYRIAD_RETURN_IF_ERROR(r.Number("moe_capacity_factor", &capacity));
+    if (capacity.present && !(capacity.value > 0))
+      return capacity.Error(fmt::format("must be positive, got {}", capacity.value));
+    Apply(capacity, &model->moe_capacity_factor, r.KeyPath("moe_capacity_factor"), absent);
+    if (model->experts > 0) {
+      // An expert defaults to the dense MLP's size and top-2 routing (Mixtral, GShard).
+      if (model->moe_ffn == 0) model->moe_ffn = model->ffn;
+      if (model->top_k == 0) model->top_k = std::min(2, model->experts);
+    }
+    return Status::Ok();
+  }
+
   Status ResolveParallel(const TableReader& workload, ParallelSpec* parallel) {
     const TomlNode* table;
     MYRIAD_RETURN_IF_ERROR(workload.Table("parallel", &table));
     const TomlNode empty = EmptyTableAt(workload.pos());
-    Result<TableReader> reader =
-        TableReader::Open(table ? *table : empty, "workload.parallel",
-                          {"tp", "pp", "dp", "sequence_parallel", "distributed_optimizer", "order",
-                           "tp_comm_overlap"});
+    Result<TableReader> reader = TableReader::Open(
+        table ? *table : empty, "workload.parallel",
+        {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "first_stage_layers", "last_stage_layers",
+         "sequence_parallel", "distributed_optimizer", "fsdp", "order", "tp_comm_overlap"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     Field<int> tp, pp, dp;
@@ -387,26 +422,33 @@ class Resolver {
     Field<std::string> order;
     MYRIAD_RETURN_IF_ERROR(r.String("order", &order));
     if (order.present) {
-      // "tp-dp-pp": the axes, fastest-varying first, each once.
-      std::array<std::string, 3> axes;
-      std::size_t count = 0, start = 0;
-      while (count < 4) {
-        const std::size_t dash = order.value.find('-', start);
-        if (count < 3) axes[count] = order.value.substr(start, dash - start);
-        ++count;
-        if (dash == std::string::npos) break;
-        start = dash + 1;
-      }
-      if (count != 3 || !IsRankOrder(axes))
-        return order.Error(
-            fmt::format("must name tp, dp and pp once each, fastest first (\"tp-dp-pp\"), got '{}'",
-                        order.value));
-      parallel->order = axes;
+      Result<AxisOrder> axes = ParseRankOrder(order.value);
+      if (!axes.ok()) return order.Error(axes.status().message());
+      parallel->order = *axes;
     }
     Record("workload.parallel.order", order.present ? Override(order.pos) : "default");
     Apply(tp, &parallel->tp, "workload.parallel.tp", "default");
     Apply(pp, &parallel->pp, "workload.parallel.pp", "default");
-    Apply(dp, &parallel->dp, "workload.parallel.dp", "derived: GPUs / (tp x pp)");
+    Apply(dp, &parallel->dp, "workload.parallel.dp", "derived: GPUs / (tp x cp x pp)");
+    struct Count {
+      std::string_view key;
+      int* target;
+      int min;
+    };
+    const std::array<Count, 5> counts = {{{"cp", &parallel->cp, 1},
+                                          {"ep", &parallel->ep, 1},
+                                          {"virtual_stages", &parallel->virtual_stages, 1},
+                                          {"first_stage_layers", &parallel->first_stage_layers, 1},
+                                          {"last_stage_layers", &parallel->last_stage_layers, 1}}};
+    for (const Count& count : counts) {
+      Field<int> field;
+      MYRIAD_RETURN_IF_ERROR(r.Integer(count.key, &field));
+      MYRIAD_RETURN_IF_ERROR(AtLeast(field, count.min));
+      Apply(field, count.target, r.KeyPath(count.key), "default");
+    }
+    Field<bool> fsdp;
+    MYRIAD_RETURN_IF_ERROR(r.Boolean("fsdp", &fsdp));
+    Apply(fsdp, &parallel->fsdp, "workload.parallel.fsdp", "default");
     Apply(sequence_parallel, &parallel->sequence_parallel, "workload.parallel.sequence_parallel",
           "default");
     Apply(distributed_optimizer, &parallel->distributed_optimizer,
@@ -418,10 +460,10 @@ class Resolver {
     const TomlNode* table;
     MYRIAD_RETURN_IF_ERROR(workload.Table("training", &table));
     const TomlNode empty = EmptyTableAt(workload.pos());
-    Result<TableReader> reader =
-        TableReader::Open(table ? *table : empty, "workload.training",
-                          {"micro_batch", "global_batch", "precision", "recompute",
-                           "overlap_grad_reduce", "iterations", "attention"});
+    Result<TableReader> reader = TableReader::Open(
+        table ? *table : empty, "workload.training",
+        {"micro_batch", "global_batch", "precision", "recompute", "overlap_grad_reduce",
+         "overlap_param_gather", "iterations", "attention"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     Field<int> micro_batch, global_batch, iterations;
@@ -484,6 +526,10 @@ class Resolver {
     Record("workload.training.recompute", recompute.present ? Override(recompute.pos) : "default");
     Record("workload.training.attention", attention.present ? Override(attention.pos) : "default");
     Apply(overlap, &training->overlap_grad_reduce, "workload.training.overlap_grad_reduce",
+          "default");
+    Field<bool> overlap_gather;
+    MYRIAD_RETURN_IF_ERROR(r.Boolean("overlap_param_gather", &overlap_gather));
+    Apply(overlap_gather, &training->overlap_param_gather, "workload.training.overlap_param_gather",
           "default");
     Apply(iterations, &training->iterations, "workload.training.iterations", "default");
     return Status::Ok();

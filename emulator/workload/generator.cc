@@ -1,16 +1,19 @@
 // The op streams of a Megatron-style training iteration, generated lazily per rank:
-// tensor-parallel layers (column/row-parallel GEMMs with an AllReduce after each block),
-// 1F1B pipeline schedule with send/recv between stages, data-parallel gradient AllReduce
-// (bucketed per layer and overlapped with the last micro-batch's backward, if asked), an
-// optimizer step. docs/workloads.md describes every op.
+// tensor-parallel layers (column/row-parallel GEMMs with a collective after each block),
+// ring attention over context-parallel ranks, MoE layers with AllToAll dispatch and combine
+// over expert-parallel ranks, the 1F1B pipeline schedule (plain or interleaved over virtual
+// stages) with send/recv between stages, data-parallel gradient reduction (bucketed per layer
+// and overlapped with the last micro-batch's backward, if asked), ZeRO-1 or FSDP parameter
+// gathers, an optimizer step. docs/workloads.md describes every op.
 //
-// Rank folding: data-parallel replicas run identical op streams, so by default one replica
-// is simulated (its ranks placed on the GPUs of replica 0) and the data-parallel collectives
-// are timed on all replicas' GPUs.
+// Rank folding: expert-data-parallel replicas (all data-parallel replicas, without expert
+// parallelism) run identical op streams, so by default one is simulated (its ranks placed on
+// the GPUs of replica 0) and the data-parallel collectives are timed on all replicas' GPUs.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -22,31 +25,149 @@ namespace {
 constexpr std::int32_t kComputeStream = 0;
 constexpr std::int32_t kGradStream = 1;
 constexpr std::int32_t kTpCommStream = 2;  // TP collectives overlapped with GEMMs
-// Events of the TP overlap: the compute stream's state before the GEMM (fork) and the
-// collective's end (join). Reused: a wait refers to the event's latest record.
+constexpr std::int32_t kCpCommStream = 3;  // ring attention's key/value exchange
+constexpr std::int32_t kGatherStream = 4;  // parameter all-gathers ahead of their layer
+// Events of the side streams: the compute stream's state before the overlapped work (fork)
+// and the side stream's end (join). Reused: a wait refers to the event's latest record, and
+// each wait here is enqueued before the next record of its event.
 constexpr std::int32_t kTpForkEvent = 1 << 21;
 constexpr std::int32_t kTpJoinEvent = (1 << 21) + 1;
-// The gradient stream's reductions are done (events 1..layers mark each layer's gradients).
+constexpr std::int32_t kCpForkEvent = (1 << 21) + 2;
+constexpr std::int32_t kCpJoinEvent = (1 << 21) + 3;
+// The compute stream started a unit (the next unit's gather may begin), and a gather is done.
+constexpr std::int32_t kUnitStartedEvent = (1 << 21) + 4;
+constexpr std::int32_t kGatheredEvent = (1 << 21) + 5;
+// The gradient stream's reductions are done; kGradReadyEvent marks a unit's final gradients.
 constexpr std::int32_t kGradsReducedEvent = 1 << 20;
+constexpr std::int32_t kGradReadyEvent = (1 << 20) + 1;
 
-enum class Step : std::uint8_t {
-  kRecvForward,
-  kForward,
-  kSendForward,
-  kSendForwardRecvBackward,
-  kBackward,
-  kSendBackward,
-  kSendBackwardRecvForward,
-  kRecvBackward,
+// One entry of a stage's pipeline schedule: a forward or backward of a model chunk for a
+// micro-batch, or one batch of pipeline sends and receives (Megatron's p2p_communication call).
+struct Action {
+  enum Kind : std::uint8_t { kForward, kBackward, kComm };
+  // The sends and receives of a kComm: activations to the next stage and from the previous
+  // one, gradients to the previous stage and from the next one.
+  enum Comm : std::uint8_t {
+    kSendNext = 1,
+    kRecvPrev = 2,
+    kSendPrev = 4,
+    kRecvNext = 8,
+  };
+  Kind kind;
+  std::uint8_t comm;
+  int micro_batch;
+  int chunk;
 };
+
+void Push(std::vector<Action>& out, Action::Kind kind, int micro_batch, int chunk) {
+  out.push_back({kind, 0, micro_batch, chunk});
+}
+void PushComm(std::vector<Action>& out, unsigned comm) {
+  if (comm != 0) out.push_back({Action::kComm, static_cast<std::uint8_t>(comm), 0, 0});
+}
+
+// Megatron's forward_backward_pipelining_without_interleaving for stage `stage` of `p`, over
+// `m` micro-batches.
+std::vector<Action> OneForwardOneBackward(int p, int m, int stage) {
+  std::vector<Action> s;
+  const bool first = stage == 0, last = stage == p - 1;
+  const int warmup = std::min(p - stage - 1, m);
+  const int remaining = m - warmup;
+  int f = 0, b = 0;
+  for (int i = 0; i < warmup; ++i) {
+    if (!first) PushComm(s, Action::kRecvPrev);
+    Push(s, Action::kForward, f++, 0);
+    if (!last) PushComm(s, Action::kSendNext);
+  }
+  if (remaining > 0 && !first) PushComm(s, Action::kRecvPrev);
+  for (int i = 0; i < remaining; ++i) {
+    Push(s, Action::kForward, f++, 0);
+    if (!last) PushComm(s, Action::kSendNext | Action::kRecvNext);
+    Push(s, Action::kBackward, b++, 0);
+    // The first stage has no previous stage to send gradients to or receive inputs from.
+    if (!first) PushComm(s, Action::kSendPrev | (i == remaining - 1 ? 0 : Action::kRecvPrev));
+  }
+  for (int i = 0; i < warmup; ++i) {
+    if (!last) PushComm(s, Action::kRecvNext);
+    Push(s, Action::kBackward, b++, 0);
+    if (!first) PushComm(s, Action::kSendPrev);
+  }
+  return s;
+}
+
+// Megatron's forward_backward_pipelining_with_interleaving (without overlapped p2p) for stage
+// `stage` of `p`, `v` model chunks per stage, `m` micro-batches (a multiple of p). Virtual
+// micro-batch k runs chunk (k mod pv) / p forward (reversed backward) on micro-batch
+// (k / pv) p + k mod p; the last stage's chunk c feeds the first stage's chunk c + 1.
+std::vector<Action> InterleavedOneForwardOneBackward(int p, int v, int m, int stage) {
+  std::vector<Action> s;
+  const int total = m * v, group = p * v;
+  const bool first = stage == 0, last = stage == p - 1;
+  auto chunk_of = [&](int k, bool forward) {
+    const int c = ((k % group) + group) % group / p;  // Python's modulo, as Megatron's
+    return forward ? c : v - 1 - c;
+  };
+  auto micro_batch_of = [&](int k) { return k / group * p + k % p; };
+  const bool all_warmup = m == p;
+  const int warmup = all_warmup ? total : std::min(2 * (p - stage - 1) + (v - 1) * p, total);
+  const int remaining = total - warmup;
+  // Chunk 0 of the first stage reads the data loader; chunk v - 1 of the last stage ends the
+  // model (no activation to send on, no gradient to receive).
+  auto sends_forward = [&](int chunk) { return !(last && chunk == v - 1); };
+  auto sends_backward = [&](int chunk) { return !(first && chunk == 0); };
+
+  if (!first) PushComm(s, Action::kRecvPrev);
+  for (int k = 0; k < warmup; ++k) {
+    const int chunk = chunk_of(k, true);
+    Push(s, Action::kForward, micro_batch_of(k), chunk);
+    bool recv_prev = !(first && chunk_of(k + 1, true) == 0) && k != total - 1;
+    unsigned comm =
+        (sends_forward(chunk) ? Action::kSendNext : 0) | (recv_prev ? Action::kRecvPrev : 0);
+    if (k == warmup - 1 && !all_warmup && !last) comm |= Action::kRecvNext;
+    PushComm(s, comm);
+  }
+  for (int k = 0; k < remaining; ++k) {
+    const int fk = k + warmup, bk = k;
+    const int fchunk = chunk_of(fk, true), bchunk = chunk_of(bk, false);
+    Push(s, Action::kForward, micro_batch_of(fk), fchunk);
+    Push(s, Action::kBackward, micro_batch_of(bk), bchunk);
+    bool recv_prev = !(first && chunk_of(fk - (p - 1), true) == v - 1);
+    const bool recv_next = !(last && chunk_of(bk - (p - 1), false) == 0);
+    if (k == remaining - 1) recv_prev = false;
+    PushComm(s, (sends_forward(fchunk) ? Action::kSendNext : 0) |
+                    (recv_prev ? Action::kRecvPrev : 0) |
+                    (sends_backward(bchunk) ? Action::kSendPrev : 0) |
+                    (recv_next ? Action::kRecvNext : 0));
+  }
+  if (all_warmup && !last) PushComm(s, Action::kRecvNext);
+  for (int k = remaining; k < total; ++k) {
+    const int chunk = chunk_of(k, false);
+    Push(s, Action::kBackward, micro_batch_of(k), chunk);
+    const bool recv_next = !(last && chunk_of(k + 1, false) == v - 1) && k != total - 1;
+    PushComm(s,
+             (sends_backward(chunk) ? Action::kSendPrev : 0) | (recv_next ? Action::kRecvNext : 0));
+  }
+  return s;
+}
+
+// What a model chunk computes, in forward order: the embedding (first stage, first chunk),
+// transformer layers, the output layer (last stage, last chunk). Parameters are this rank's
+// share: dense over tp, experts over tp x ep.
+struct Unit {
+  enum Kind : std::uint8_t { kEmbedding, kLayer, kOutput };
+  Kind kind;
+  int layer;
+  double dense_params;
+  double expert_params;
+};
+
+using Coord = std::array<int, kAxes>;
 
 struct Dims {
-  int tp, pp, dp, dp_sim;
+  Coord full;  // sizes per axis
+  Coord sim;   // simulated sizes (the expert-data-parallel axis folded to 1)
+  int dp;      // data-parallel replicas of the dense layers: ep x edp
 };
-
-// Coordinates on the parallel axes, indexed by Axis.
-enum Axis { kTpAxis = 0, kDpAxis = 1, kPpAxis = 2 };
-using Coord = std::array<int, 3>;
 
 class SyntheticWorkload;
 
@@ -58,41 +179,53 @@ class RankSource : public OpSource {
 
  private:
   void Expand();  // fills buffer_ with the next step's ops
-  void Forward(int micro_batch);
-  void Backward(int micro_batch);
-  void Layer(bool forward);
-  void Gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k);
+  void Forward(int micro_batch, int chunk);
+  void Backward(int micro_batch, int chunk);
+  void UnitForward(const Unit& unit);
+  void UnitBackward(const Unit& unit);
+  void Layer(int layer, bool forward);
+  void DenseMlp(bool forward);
+  void MoeMlp(bool forward);
+  void Gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k,
+            std::int64_t batch = 1);
   void Streaming(const char* name, double bytes);
   void Attention(bool backward);
+  void FlashAttention(bool backward, std::int64_t seq_q, std::int64_t seq_kv, bool causal);
   void RecordEvent(std::int32_t stream, std::int32_t event);
   void WaitEvent(std::int32_t stream, std::int32_t event);
   void Collective(std::int32_t stream, NameId comm, netmodel::CollectiveOp coll,
                   std::uint64_t count, DataType dtype);
-  void GradientReduce(std::int32_t stream, double params);
+  void GradientReduce(std::int32_t stream, double dense, double experts);
+  void DataParallelCollective(std::int32_t stream, netmodel::CollectiveOp coll, DataType dtype,
+                              double dense, double experts);
+  void GatherWeights(std::int32_t stream, double dense, double experts);
+  void ParamGather(const Unit& unit, bool first_visit);
   void TpCollective(netmodel::CollectiveOp coll);
   void ForkedTpCollective(netmodel::CollectiveOp coll);
   void GatherReceived();
   void TpGather();
   void TpReduce();
-  void P2p(OpKind kind, int peer_stage);
-  void Group(const std::vector<std::pair<OpKind, int>>& calls);
+  void P2p(std::int32_t stream, NameId comm, OpKind kind, int peer, std::uint64_t count);
+  void PipelineComm(unsigned comm);
 
   const SyntheticWorkload& w_;
-  const int rank_, tp_i_, dp_i_, pp_i_;
+  const int rank_;
+  const Coord at_;  // this rank's coordinates
   // This rank's communicators, and figures every iteration needs (derived once).
-  NameId tp_comm_ = 0, pp_comm_ = 0, dp_comm_ = 0;
-  bool sharded_ = false;  // distributed optimizer over more than one replica
-  double params_ = 0;     // parameters on this rank
-  double layer_params_ = 0;
-  std::uint64_t state_bytes_ = 0;       // weights, gradients, optimizer state
-  std::uint64_t activation_bytes_ = 0;  // kept per micro-batch until its backward
+  NameId tp_comm_ = 0, pp_comm_ = 0, dp_comm_ = 0, cp_comm_ = 0, ep_comm_ = 0, edp_comm_ = 0;
+  int dense_shards_ = 1, expert_shards_ = 1;     // ranks a dense / expert weight is shared by
+  bool zero1_ = false;                           // distributed optimizer over > 1 rank
+  bool fsdp_ = false;                            // FSDP over > 1 rank
+  double dense_params_ = 0, expert_params_ = 0;  // on this rank
+  std::vector<std::vector<Unit>> chunks_;        // the units of each model chunk
+  std::uint64_t state_bytes_ = 0;                // weights, gradients, optimizer state
+  std::vector<std::uint64_t> activation_bytes_;  // per chunk, kept per micro-batch
   int iteration_ = 0;
-  std::vector<std::pair<Step, int>> schedule_;  // this stage's 1F1B schedule
+  std::vector<Action> schedule_;  // this stage's pipeline schedule
   std::size_t step_ = 0;
   int phase_ = 0;  // 0 set-up, 1 schedule, 2 iteration end, 3 done
   std::vector<Op> buffer_;
   std::size_t next_ = 0;
-  bool last_micro_batch_ = false;
   bool in_group_ = false;
   bool join_after_next_gemm_ = false;
 };
@@ -102,141 +235,189 @@ class SyntheticWorkload : public Workload {
   SyntheticWorkload(const WorkloadSpec& spec, const netmodel::Cluster& cluster, Dims dims)
       : spec_(spec), cluster_(cluster), dims_(dims) {
     const ModelSpec& m = spec.model;
-    for (size_t i = 0; i < 3; ++i) {
-      const std::string& axis = spec.parallel.order[i];
-      order_[i] = axis == "tp" ? kTpAxis : axis == "dp" ? kDpAxis : kPpAxis;
-    }
     head_dim_ = m.hidden / m.heads;
-    tokens_ = static_cast<std::int64_t>(spec.training.micro_batch) * m.seq;
-    // Communicators: TP within (dp, pp), PP across stages of (tp, dp), DP across replicas.
-    for (int pp = 0; pp < dims.pp; ++pp)
-      for (int dp = 0; dp < dims.dp_sim; ++dp) {
-        CommunicatorSpec c{names_.Intern(fmt::format("tp.d{}.p{}", dp, pp)), {}, {}};
-        for (int tp = 0; tp < dims.tp; ++tp) c.ranks.push_back(Rank(tp, dp, pp));
-        comms_.push_back(std::move(c));
-      }
-    for (int tp = 0; tp < dims.tp; ++tp)
-      for (int dp = 0; dp < dims.dp_sim; ++dp) {
-        CommunicatorSpec c{names_.Intern(fmt::format("pp.t{}.d{}", tp, dp)), {}, {}};
-        for (int pp = 0; pp < dims.pp; ++pp) c.ranks.push_back(Rank(tp, dp, pp));
-        comms_.push_back(std::move(c));
-      }
-    for (int pp = 0; pp < dims.pp; ++pp)
-      for (int tp = 0; tp < dims.tp; ++tp) {
-        CommunicatorSpec c{names_.Intern(fmt::format("dp.t{}.p{}", tp, pp)), {}, {}};
-        for (int dp = 0; dp < dims.dp_sim; ++dp) c.ranks.push_back(Rank(tp, dp, pp));
-        // Folded: the replicas' collective spans every replica's GPU of this (tp, pp).
-        if (dims.dp_sim != dims.dp)
-          for (int dp = 0; dp < dims.dp; ++dp) c.gpus.push_back(Gpu(tp, dp, pp));
-        comms_.push_back(std::move(c));
-      }
+    tokens_ = static_cast<std::int64_t>(spec.training.micro_batch) * m.seq / spec.parallel.cp;
+    // Communicators, each named after the coordinates its members share: TP, CP and EP
+    // groups vary one axis; PP groups the stages; DP the dense layers' replicas (cp x ep x
+    // edp: the ranks holding the same dense weights); EDP an expert's replicas (cp x edp).
+    const Coord& sim = dims.sim;
+    ForEach(sim, [&](const Coord& c) {
+      if (c[kTpAxis] == 0) AddGroup("tp", c, {kTpAxis}, false);
+      if (c[kPpAxis] == 0) AddGroup("pp", c, {kPpAxis}, false);
+      if (c[kCpAxis] == 0 && c[kEpAxis] == 0 && c[kEdpAxis] == 0)
+        AddGroup("dp", c, {kCpAxis, kEpAxis, kEdpAxis}, true);
+      if (sim[kCpAxis] > 1 && c[kCpAxis] == 0) AddGroup("cp", c, {kCpAxis}, false);
+      if (sim[kEpAxis] > 1 && c[kEpAxis] == 0) AddGroup("ep", c, {kEpAxis}, false);
+      if (sim[kEpAxis] > 1 && c[kCpAxis] == 0 && c[kEdpAxis] == 0)
+        AddGroup("edp", c, {kCpAxis, kEdpAxis}, true);
+    });
   }
 
-  int world_size() const override { return dims_.tp * dims_.pp * dims_.dp_sim; }
-  int gpu_of(int rank) const override {
-    const Coord c = Decode(rank, SimSizes());
-    return Gpu(c[kTpAxis], c[kDpAxis], c[kPpAxis]);
+  int world_size() const override {
+    int n = 1;
+    for (int size : dims_.sim) n *= size;
+    return n;
   }
+  int gpu_of(int rank) const override { return Linear(Decode(rank, dims_.sim), dims_.full); }
   const std::vector<CommunicatorSpec>& communicators() const override { return comms_; }
   NameTable& names() override { return names_; }
   std::string description() const override {
-    return fmt::format("synthetic {} (tp {} pp {} dp {}{})",
-                       spec_.model.preset.empty() ? "transformer" : spec_.model.preset, dims_.tp,
-                       dims_.pp, dims_.dp,
-                       dims_.dp_sim != dims_.dp ? ", one data-parallel replica simulated" : "");
+    const ParallelSpec& p = spec_.parallel;
+    std::string axes = fmt::format("tp {} pp {} dp {}", p.tp, p.pp, dims_.dp);
+    if (p.cp > 1) axes += fmt::format(" cp {}", p.cp);
+    if (p.ep > 1) axes += fmt::format(" ep {}", p.ep);
+    if (p.virtual_stages > 1) axes += fmt::format(", {} virtual stages", p.virtual_stages);
+    return fmt::format(
+        "synthetic {} ({}{})", spec_.model.preset.empty() ? "transformer" : spec_.model.preset,
+        axes,
+        dims_.sim[kEdpAxis] != dims_.full[kEdpAxis] ? ", one data-parallel replica simulated" : "");
   }
   Result<std::unique_ptr<OpSource>> OpenRank(int rank) override {
     return std::unique_ptr<OpSource>(std::make_unique<RankSource>(*this, rank));
   }
 
   // Ranks and GPUs are numbered along parallel.order, fastest axis first (Megatron's default:
-  // TP, then DP, then PP). Simulated ranks count the simulated replicas only.
-  Coord SimSizes() const { return {dims_.tp, dims_.dp_sim, dims_.pp}; }
-  Coord FullSizes() const { return {dims_.tp, dims_.dp, dims_.pp}; }
+  // TP, CP, EP, DP, PP). Simulated ranks count the simulated replicas only.
   int Linear(const Coord& c, const Coord& sizes) const {
     int index = 0;
-    for (int i = 2; i >= 0; --i) {
-      const int axis = order_[static_cast<size_t>(i)];
-      index = index * sizes[static_cast<size_t>(axis)] + c[static_cast<size_t>(axis)];
+    for (int i = kAxes - 1; i >= 0; --i) {
+      const auto axis = static_cast<size_t>(spec_.parallel.order[static_cast<size_t>(i)]);
+      index = index * sizes[axis] + c[axis];
     }
     return index;
   }
   Coord Decode(int index, const Coord& sizes) const {
     Coord c{};
-    for (int i = 0; i < 3; ++i) {
-      const auto axis = static_cast<size_t>(order_[static_cast<size_t>(i)]);
+    for (Axis a : spec_.parallel.order) {
+      const auto axis = static_cast<size_t>(a);
       c[axis] = index % sizes[axis];
       index /= sizes[axis];
     }
     return c;
   }
-  int Rank(int tp, int dp, int pp) const { return Linear({tp, dp, pp}, SimSizes()); }
-  int Gpu(int tp, int dp, int pp) const { return Linear({tp, dp, pp}, FullSizes()); }
+  // The communicator of `kind` through coordinates `c` (the axes it spans are ignored).
+  std::string GroupName(const char* kind, const Coord& c) const {
+    const std::string_view k = kind;
+    const int dp_index = c[kEpAxis] + dims_.full[kEpAxis] * c[kEdpAxis];
+    const bool cp = dims_.full[kCpAxis] > 1;
+    std::string name(kind);
+    if (k != "tp") name += fmt::format(".t{}", c[kTpAxis]);
+    if (cp && (k == "tp" || k == "pp" || k == "ep")) name += fmt::format(".c{}", c[kCpAxis]);
+    if (k == "tp" || k == "pp" || k == "cp") name += fmt::format(".d{}", dp_index);
+    if (k == "ep") name += fmt::format(".x{}", c[kEdpAxis]);
+    if (k == "edp") name += fmt::format(".e{}", c[kEpAxis]);
+    if (k != "pp") name += fmt::format(".p{}", c[kPpAxis]);
+    return name;
+  }
   NameId Name(const std::string& name) const { return names_.Intern(name); }
 
   const WorkloadSpec& spec_;
   const netmodel::Cluster& cluster_;
   Dims dims_;
   int head_dim_ = 0;
-  std::int64_t tokens_ = 0;  // per micro-batch
+  std::int64_t tokens_ = 0;  // per micro-batch on one rank (seq / cp of each sequence)
   mutable NameTable names_;
   std::vector<CommunicatorSpec> comms_;
-  Coord order_{};  // axes, fastest first
+
+ private:
+  // Every coordinate within `sizes`, the last axis slowest.
+  template <typename F>
+  static void ForEach(const Coord& sizes, F&& f) {
+    Coord c{};
+    while (true) {
+      f(c);
+      int axis = 0;
+      while (axis < kAxes && ++c[static_cast<size_t>(axis)] == sizes[static_cast<size_t>(axis)])
+        c[static_cast<size_t>(axis++)] = 0;
+      if (axis == kAxes) return;
+    }
+  }
+  // Adds the communicator of ranks through `base` varying `axes`; `folded` ones are timed on
+  // the full axes' GPUs when the simulated replicas are fewer.
+  void AddGroup(const char* kind, const Coord& base, std::vector<Axis> axes, bool folded) {
+    CommunicatorSpec spec{names_.Intern(GroupName(kind, base)), {}, {}};
+    auto members = [&](const Coord& sizes, bool gpus) {
+      Coord extent{};
+      extent.fill(1);
+      for (Axis a : axes) extent[static_cast<size_t>(a)] = sizes[static_cast<size_t>(a)];
+      // Members in rank order.
+      std::vector<int> out;
+      ForEach(extent, [&](const Coord& offset) {
+        Coord c = base;
+        for (Axis a : axes) c[static_cast<size_t>(a)] = offset[static_cast<size_t>(a)];
+        out.push_back(gpus ? Linear(c, dims_.full) : Linear(c, dims_.sim));
+      });
+      std::sort(out.begin(), out.end());
+      return out;
+    };
+    spec.ranks = members(dims_.sim, false);
+    if (folded && dims_.sim != dims_.full) spec.gpus = members(dims_.full, true);
+    comms_.push_back(std::move(spec));
+  }
 };
 
 RankSource::RankSource(const SyntheticWorkload& w, int rank)
-    : RankSource(w, rank, w.Decode(rank, w.SimSizes())) {}
+    : RankSource(w, rank, w.Decode(rank, w.dims_.sim)) {}
 
 RankSource::RankSource(const SyntheticWorkload& w, int rank, const Coord& coord)
-    : w_(w), rank_(rank), tp_i_(coord[kTpAxis]), dp_i_(coord[kDpAxis]), pp_i_(coord[kPpAxis]) {
+    : w_(w), rank_(rank), at_(coord) {
   const WorkloadSpec& spec = w.spec_;
-  tp_comm_ = w.Name(fmt::format("tp.d{}.p{}", dp_i_, pp_i_));
-  pp_comm_ = w.Name(fmt::format("pp.t{}.d{}", tp_i_, dp_i_));
-  dp_comm_ = w.Name(fmt::format("dp.t{}.p{}", tp_i_, pp_i_));
-  sharded_ = spec.parallel.distributed_optimizer && w.dims_.dp > 1;
-  params_ = spec.parameters() / (w.dims_.tp * w.dims_.pp);
-  layer_params_ = spec.parameters() / (spec.model.layers * static_cast<double>(w.dims_.tp));
-  const WorkloadSpec::RankMemory mem = spec.rank_memory(w.cluster_.total_gpus());
+  const ModelSpec& m = spec.model;
+  const ParallelSpec& par = spec.parallel;
+  tp_comm_ = w.Name(w.GroupName("tp", at_));
+  pp_comm_ = w.Name(w.GroupName("pp", at_));
+  dp_comm_ = w.Name(w.GroupName("dp", at_));
+  if (par.cp > 1) cp_comm_ = w.Name(w.GroupName("cp", at_));
+  if (par.ep > 1) {
+    ep_comm_ = w.Name(w.GroupName("ep", at_));
+    edp_comm_ = w.Name(w.GroupName("edp", at_));
+  }
+  dense_shards_ = par.dense_shards(w.dims_.dp);
+  expert_shards_ = par.expert_shards(w.dims_.dp);
+  zero1_ = par.distributed_optimizer && dense_shards_ > 1;
+  fsdp_ = par.fsdp && dense_shards_ > 1;
+
+  // The units of each chunk with this rank's parameters, as WorkloadSpec::rank_memory counts
+  // them: the first stage holds the embeddings, the last the final norm and the output layer
+  // (a tied model keeps a copy of the embedding there when pp > 1).
+  const int stage = at_[kPpAxis], pp = par.pp;
+  const double tp = par.tp, h = m.hidden;
+  const bool gpt = m.activation == Activation::kGelu;
+  const double experts = spec.expert_parameters() * m.experts / (tp * par.ep);
+  for (int c = 0; c < par.virtual_stages; ++c) {
+    std::vector<Unit> units;
+    const auto [first, end] = spec.ChunkLayers(stage, c);
+    if (stage == 0 && c == 0)
+      units.push_back({Unit::kEmbedding, -1, (m.vocab * h + (gpt ? m.seq * h : 0.0)) / tp, 0.0});
+    for (int l = first; l < end; ++l)
+      units.push_back(
+          {Unit::kLayer, l, spec.layer_dense_parameters(l) / tp, m.IsMoeLayer(l) ? experts : 0.0});
+    if (stage == pp - 1 && c == par.virtual_stages - 1) {
+      const double output = (!m.tied_embeddings || pp > 1) ? m.vocab * h : 0.0;
+      units.push_back({Unit::kOutput, -1, (output + (gpt ? 2 * h : h)) / tp, 0.0});
+    }
+    for (const Unit& u : units) {
+      dense_params_ += u.dense_params;
+      expert_params_ += u.expert_params;
+    }
+    chunks_.push_back(std::move(units));
+    activation_bytes_.push_back(static_cast<std::uint64_t>(spec.activation_bytes(first, end)));
+  }
+  const WorkloadSpec::RankMemory mem = spec.rank_memory(w.cluster_.total_gpus(), stage);
   state_bytes_ = static_cast<std::uint64_t>(mem.weights + mem.gradients + mem.optimizer);
-  activation_bytes_ = static_cast<std::uint64_t>(mem.activations_per_micro_batch);
-  // Megatron's forward_backward_pipelining_without_interleaving.
-  const int p = w.dims_.pp, m = w.spec_.micro_batches();
-  const bool first = pp_i_ == 0, last = pp_i_ == p - 1;
-  const int warmup = std::min(p - pp_i_ - 1, m);
-  const int remaining = m - warmup;
-  int f = 0, b = 0;
-  for (int i = 0; i < warmup; ++i) {
-    if (!first) schedule_.push_back({Step::kRecvForward, f});
-    schedule_.push_back({Step::kForward, f});
-    if (!last) schedule_.push_back({Step::kSendForward, f});
-    ++f;
-  }
-  if (remaining > 0 && !first) schedule_.push_back({Step::kRecvForward, f});
-  for (int i = 0; i < remaining; ++i) {
-    schedule_.push_back({Step::kForward, f++});
-    if (!last) schedule_.push_back({Step::kSendForwardRecvBackward, b});
-    schedule_.push_back({Step::kBackward, b});
-    // The first stage has no previous stage to send gradients to or receive inputs from.
-    if (!first)
-      schedule_.push_back(
-          {i == remaining - 1 ? Step::kSendBackward : Step::kSendBackwardRecvForward,
-           i == remaining - 1 ? b : f});
-    ++b;
-  }
-  for (int i = 0; i < warmup; ++i) {
-    if (!last) schedule_.push_back({Step::kRecvBackward, b});
-    schedule_.push_back({Step::kBackward, b});
-    if (!first) schedule_.push_back({Step::kSendBackward, b});
-    ++b;
-  }
+  const int micro = spec.micro_batches();
+  schedule_ = par.virtual_stages > 1
+                  ? InterleavedOneForwardOneBackward(pp, par.virtual_stages, micro, stage)
+                  : OneForwardOneBackward(pp, micro, stage);
 }
 
-void RankSource::Gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k) {
+void RankSource::Gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k,
+                      std::int64_t batch) {
   Op op;
   op.kind = OpKind::kKernel;
   op.stream = kComputeStream;
   op.name = w_.Name(name);
-  op.gemm = {m, n, k, 1, w_.spec_.training.precision};
+  op.gemm = {m, n, k, batch, w_.spec_.training.precision};
   buffer_.push_back(op);
   if (join_after_next_gemm_) {
     join_after_next_gemm_ = false;
@@ -291,42 +472,19 @@ void RankSource::Streaming(const char* name, double bytes) {
   buffer_.push_back(op);
 }
 
-void RankSource::Attention(bool backward) {
+void RankSource::FlashAttention(bool backward, std::int64_t seq_q, std::int64_t seq_kv,
+                                bool causal) {
   const ModelSpec& m = w_.spec_.model;
-  if (!w_.spec_.training.flash_attention) {
-    // Scores of b x heads x s x s, in bf16: two batched GEMMs around the scale-mask-softmax
-    // and dropout kernels that stream them (read and write, plus the dropout mask).
-    const std::int64_t heads = m.heads / w_.dims_.tp, s = m.seq, hd = w_.head_dim_;
-    const std::int64_t batch = static_cast<std::int64_t>(w_.spec_.training.micro_batch) * heads;
-    const double scores = static_cast<double>(batch) * static_cast<double>(s) * s * 2;
-    auto batched = [&](const char* name, std::int64_t mm, std::int64_t nn, std::int64_t kk) {
-      Gemm(name, mm, nn, kk);
-      buffer_.back().gemm.batch = batch;
-    };
-    if (!backward) {
-      batched("gemm_attention_scores", s, s, hd);
-      Streaming("scale_mask_softmax", 2 * scores);
-      Streaming("attention_dropout", 2.5 * scores);
-      batched("gemm_attention_values", s, hd, s);
-    } else {
-      batched("gemm_attention_values_dgrad", s, s, hd);
-      batched("gemm_attention_values_wgrad", s, hd, s);
-      Streaming("attention_dropout_backward", 2.5 * scores);
-      Streaming("scale_mask_softmax_backward", 3 * scores);
-      batched("gemm_attention_scores_dgrad", s, hd, s);
-      batched("gemm_attention_scores_wgrad", s, hd, s);
-    }
-    return;
-  }
   Op op;
   op.kind = OpKind::kKernel;
   op.stream = kComputeStream;
   op.name = w_.Name(backward ? "flash_attention_backward" : "flash_attention_forward");
   op.attention.batch = w_.spec_.training.micro_batch;
-  op.attention.heads = m.heads / w_.dims_.tp;
-  op.attention.seq_q = op.attention.seq_kv = m.seq;
+  op.attention.heads = m.heads / w_.spec_.parallel.tp;
+  op.attention.seq_q = seq_q;
+  op.attention.seq_kv = seq_kv;
   op.attention.head_dim = w_.head_dim_;
-  op.attention.causal = true;
+  op.attention.causal = causal;
   op.attention.backward = backward;
   op.attention.dtype = w_.spec_.training.precision == DataType::kFloat8e4m3
                            ? DataType::kBfloat16  // attention stays in bf16 under FP8 training
@@ -334,15 +492,119 @@ void RankSource::Attention(bool backward) {
   buffer_.push_back(op);
 }
 
-// Data-parallel gradient reduction of `params` gradients: an AllReduce, or a ReduceScatter
-// to the optimizer shards with the distributed optimizer.
-void RankSource::GradientReduce(std::int32_t stream, double params) {
-  const bool scatter = w_.spec_.parallel.distributed_optimizer;
-  // Megatron accumulates and reduces main_grad in fp32.
-  Collective(stream, dp_comm_,
-             scatter ? netmodel::CollectiveOp::kReduceScatter : netmodel::CollectiveOp::kAllReduce,
-             static_cast<std::uint64_t>(scatter ? params / w_.dims_.dp : params),
-             DataType::kFloat32);
+void RankSource::Attention(bool backward) {
+  const ModelSpec& m = w_.spec_.model;
+  const int tp = w_.spec_.parallel.tp, cp = w_.spec_.parallel.cp;
+  if (!w_.spec_.training.flash_attention) {
+    // Scores of b x heads x s x s, in bf16: two batched GEMMs around the scale-mask-softmax
+    // and dropout kernels that stream them (read and write, plus the dropout mask).
+    const std::int64_t heads = m.heads / tp, s = m.seq, hd = w_.head_dim_;
+    const std::int64_t batch = static_cast<std::int64_t>(w_.spec_.training.micro_batch) * heads;
+    const double scores = static_cast<double>(batch) * static_cast<double>(s) * s * 2;
+    if (!backward) {
+      Gemm("gemm_attention_scores", s, s, hd, batch);
+      Streaming("scale_mask_softmax", 2 * scores);
+      Streaming("attention_dropout", 2.5 * scores);
+      Gemm("gemm_attention_values", s, hd, s, batch);
+    } else {
+      Gemm("gemm_attention_values_dgrad", s, s, hd, batch);
+      Gemm("gemm_attention_values_wgrad", s, hd, s, batch);
+      Streaming("attention_dropout_backward", 2.5 * scores);
+      Streaming("scale_mask_softmax_backward", 3 * scores);
+      Gemm("gemm_attention_scores_dgrad", s, hd, s, batch);
+      Gemm("gemm_attention_scores_wgrad", s, hd, s, batch);
+    }
+    return;
+  }
+  if (cp == 1) {
+    FlashAttention(backward, m.seq, m.seq, true);
+    return;
+  }
+  // Ring attention (Megatron's context parallelism): the sequence is cut into 2 cp chunks and
+  // rank c holds chunks c and 2 cp - 1 - c, so causal work is balanced. Step 0 attends the
+  // local queries to the local keys (causal); each of the cp - 1 later steps to the keys and
+  // values received from the previous rank, of which the causal mask keeps half. Each step's
+  // exchange (send to the next rank, receive from the previous, on a side stream) overlaps
+  // the step before it. The backward pass also carries the key/value gradients.
+  const std::int64_t local = w_.tokens_ / w_.spec_.training.micro_batch;  // seq / cp
+  const std::uint64_t kv = 2 * static_cast<std::uint64_t>(w_.tokens_) *
+                           static_cast<std::uint64_t>(m.kv_heads / tp) *
+                           static_cast<std::uint64_t>(w_.head_dim_) * (backward ? 2 : 1);
+  const int c = at_[kCpAxis];
+  for (int step = 0; step < cp; ++step) {
+    const bool exchange = step + 1 < cp;
+    if (exchange) {
+      RecordEvent(kComputeStream, kCpForkEvent);
+      WaitEvent(kCpCommStream, kCpForkEvent);
+      Op start;
+      start.kind = OpKind::kGroupStart;
+      buffer_.push_back(start);
+      P2p(kCpCommStream, cp_comm_, OpKind::kSend, (c + 1) % cp, kv);
+      P2p(kCpCommStream, cp_comm_, OpKind::kRecv, (c + cp - 1) % cp, kv);
+      Op end;
+      end.kind = OpKind::kGroupEnd;
+      buffer_.push_back(end);
+      RecordEvent(kCpCommStream, kCpJoinEvent);
+    }
+    FlashAttention(backward, local, step == 0 ? local : local / 2, step == 0);
+    if (exchange) WaitEvent(kComputeStream, kCpJoinEvent);
+  }
+}
+
+// Collective `coll` over the ranks sharing this rank's weights: dense parameters over the dp
+// group, expert parameters over the edp group when expert parallelism splits it from dp
+// (without it, with the dense ones). NCCL counts: all of them for an AllReduce, one shard for
+// the others. Nothing moves for a group of one.
+void RankSource::DataParallelCollective(std::int32_t stream, netmodel::CollectiveOp coll,
+                                        DataType dtype, double dense, double experts) {
+  auto one = [&](NameId comm, double params, int shards) {
+    if (shards <= 1 || params <= 0) return;
+    const double count = coll == netmodel::CollectiveOp::kAllReduce ? params : params / shards;
+    Collective(stream, comm, coll, static_cast<std::uint64_t>(count), dtype);
+  };
+  if (w_.spec_.parallel.ep > 1) {
+    one(dp_comm_, dense, dense_shards_);
+    one(edp_comm_, experts, expert_shards_);
+  } else {
+    one(dp_comm_, dense + experts, dense_shards_);
+  }
+}
+
+// Data-parallel reduction of gradients, in fp32 (Megatron accumulates and reduces main_grad in
+// fp32): an AllReduce, or a ReduceScatter to the shards with the distributed optimizer or FSDP.
+void RankSource::GradientReduce(std::int32_t stream, double dense, double experts) {
+  const ParallelSpec& par = w_.spec_.parallel;
+  DataParallelCollective(stream,
+                         par.distributed_optimizer || par.fsdp
+                             ? netmodel::CollectiveOp::kReduceScatter
+                             : netmodel::CollectiveOp::kAllReduce,
+                         DataType::kFloat32, dense, experts);
+}
+
+// The bf16 weights gathered from their shards.
+void RankSource::GatherWeights(std::int32_t stream, double dense, double experts) {
+  DataParallelCollective(stream, netmodel::CollectiveOp::kAllGather, DataType::kBfloat16, dense,
+                         experts);
+}
+
+// The bf16 weights of `unit` gathered from their shards before it computes: FSDP on every
+// visit (each forward and backward), the distributed optimizer's updated weights on the first
+// forward of an iteration when overlap_param_gather defers them from the optimizer step. With
+// overlap_param_gather the gather runs on its own stream as soon as the compute stream starts
+// the unit before.
+void RankSource::ParamGather(const Unit& unit, bool first_visit) {
+  const bool overlap = w_.spec_.training.overlap_param_gather;
+  const bool gather = fsdp_ || (zero1_ && overlap && first_visit);
+  const std::int32_t stream = overlap ? kGatherStream : kComputeStream;
+  if (gather) {
+    if (overlap) WaitEvent(kGatherStream, kUnitStartedEvent);
+    GatherWeights(stream, unit.dense_params, unit.expert_params);
+    if (overlap) {
+      RecordEvent(kGatherStream, kGatheredEvent);
+      WaitEvent(kComputeStream, kGatheredEvent);
+    }
+  }
+  if (overlap) RecordEvent(kComputeStream, kUnitStartedEvent);
 }
 
 void RankSource::TpCollective(netmodel::CollectiveOp coll) {
@@ -352,14 +614,14 @@ void RankSource::TpCollective(netmodel::CollectiveOp coll) {
   Collective(kComputeStream, tp_comm_, coll,
              coll == netmodel::CollectiveOp::kAllReduce
                  ? elements
-                 : elements / static_cast<std::uint64_t>(w_.dims_.tp),
+                 : elements / static_cast<std::uint64_t>(w_.spec_.parallel.tp),
              DataType::kBfloat16);
 }
 
 // Into a tensor-parallel block: with sequence parallelism the sequence-sharded activation is
 // gathered; without it nothing moves.
 void RankSource::TpGather() {
-  if (w_.dims_.tp == 1 || !w_.spec_.parallel.sequence_parallel) return;
+  if (w_.spec_.parallel.tp == 1 || !w_.spec_.parallel.sequence_parallel) return;
   if (!w_.spec_.parallel.tp_comm_overlap) {
     TpCollective(netmodel::CollectiveOp::kAllGather);
     return;
@@ -372,7 +634,7 @@ void RankSource::TpGather() {
 
 // Out of one: the partial sums are all-reduced, or reduce-scattered back to sequence shards.
 void RankSource::TpReduce() {
-  if (w_.dims_.tp == 1) return;
+  if (w_.spec_.parallel.tp == 1) return;
   if (!w_.spec_.parallel.tp_comm_overlap) {
     TpCollective(w_.spec_.parallel.sequence_parallel ? netmodel::CollectiveOp::kReduceScatter
                                                      : netmodel::CollectiveOp::kAllReduce);
@@ -387,15 +649,109 @@ void RankSource::TpReduce() {
   WaitEvent(kComputeStream, kTpJoinEvent);
 }
 
-// One transformer layer's forward (or its backward) on this TP rank.
-void RankSource::Layer(bool forward) {
+// The dense MLP of a layer on this TP rank (column-parallel up, row-parallel down), forward or
+// backward.
+void RankSource::DenseMlp(bool forward) {
   const ModelSpec& m = w_.spec_.model;
-  const int tp = w_.dims_.tp;
+  const int tp = w_.spec_.parallel.tp;
+  const std::int64_t t = w_.tokens_, h = m.hidden;
+  const std::int64_t up = (m.activation == Activation::kSwiglu ? 2 : 1) * m.ffn / tp;
+  const std::int64_t down = m.ffn / tp;
+  const bool swiglu = m.activation == Activation::kSwiglu;
+  const double act = static_cast<double>(t) * static_cast<double>(up + down);
+  TpGather();
+  if (forward) {
+    Gemm("gemm_mlp_up", t, up, h);
+    Streaming(swiglu ? "swiglu" : "gelu", act * 2);
+    Gemm("gemm_mlp_down", t, h, down);
+  } else {
+    Gemm("gemm_mlp_down_dgrad", t, down, h);
+    Gemm("gemm_mlp_down_wgrad", h, down, t);
+    Streaming(swiglu ? "swiglu_backward" : "gelu_backward", act * 3);
+    Gemm("gemm_mlp_up_dgrad", t, h, up);
+    Gemm("gemm_mlp_up_wgrad", up, h, t);
+  }
+  TpReduce();
+}
+
+// An MoE layer's MLP on this rank (Megatron's alltoall token dispatcher): the router scores
+// the tokens (sequence-sharded under sequence parallelism); the TP group's tokens are
+// gathered, permuted by expert and sent to the experts' ranks by an AllToAll over the ep
+// group; each rank's E / ep local experts run as one grouped GEMM (each expert TP-split like
+// the dense MLP) on t x top_k x capacity / (E / ep) tokens apiece; a second AllToAll brings
+// the outputs back, they are unpermuted, the shared expert (if any) adds its MLP, and the TP
+// block ends as a dense MLP does.
+void RankSource::MoeMlp(bool forward) {
+  const ModelSpec& m = w_.spec_.model;
+  const ParallelSpec& par = w_.spec_.parallel;
+  const int tp = par.tp, ep = par.ep;
+  const std::int64_t t = w_.tokens_, h = m.hidden;
+  const bool swiglu = m.activation == Activation::kSwiglu;
+  const std::int64_t router_tokens = par.sequence_parallel ? t / tp : t;
+  const double routed = static_cast<double>(t) * m.top_k * m.moe_capacity_factor;
+  const std::int64_t local_experts = m.experts / ep;
+  const auto per_expert = static_cast<std::int64_t>(std::ceil(routed / local_experts));
+  const std::int64_t up = (swiglu ? 2 : 1) * m.moe_ffn / tp, down = m.moe_ffn / tp;
+  const std::int64_t shared_up = (swiglu ? 2 : 1) * m.moe_shared_ffn / tp;
+  const std::int64_t shared_down = m.moe_shared_ffn / tp;
+  const double permuted_bytes = routed * static_cast<double>(h) * 2;
+  auto all_to_all = [&]() {
+    if (ep == 1) return;
+    // NCCL's count is per peer: each rank sends its routed copies, 1/ep to each.
+    Collective(kComputeStream, ep_comm_, netmodel::CollectiveOp::kAllToAll,
+               static_cast<std::uint64_t>(routed * static_cast<double>(h) / ep),
+               DataType::kBfloat16);
+  };
+  const double expert_act = routed * static_cast<double>(up + down);
+  const double shared_act = static_cast<double>(t) * static_cast<double>(shared_up + shared_down);
+  if (forward) {
+    Gemm("gemm_moe_router", router_tokens, m.experts, h);
+    TpGather();
+    Streaming("moe_permute", 2 * permuted_bytes);
+    all_to_all();
+    Gemm("gemm_expert_up", per_expert, up, h, local_experts);
+    Streaming(swiglu ? "swiglu" : "gelu", expert_act * 2);
+    Gemm("gemm_expert_down", per_expert, h, down, local_experts);
+    all_to_all();
+    Streaming("moe_unpermute", 2 * permuted_bytes);
+    if (m.moe_shared_ffn > 0) {
+      Gemm("gemm_shared_expert_up", t, shared_up, h);
+      Streaming(swiglu ? "swiglu" : "gelu", shared_act * 2);
+      Gemm("gemm_shared_expert_down", t, h, shared_down);
+    }
+    TpReduce();
+    return;
+  }
+  TpGather();
+  if (m.moe_shared_ffn > 0) {
+    Gemm("gemm_shared_expert_down_dgrad", t, shared_down, h);
+    Gemm("gemm_shared_expert_down_wgrad", h, shared_down, t);
+    Streaming(swiglu ? "swiglu_backward" : "gelu_backward", shared_act * 3);
+    Gemm("gemm_shared_expert_up_dgrad", t, h, shared_up);
+    Gemm("gemm_shared_expert_up_wgrad", shared_up, h, t);
+  }
+  Streaming("moe_unpermute_backward", 2 * permuted_bytes);
+  all_to_all();
+  Gemm("gemm_expert_down_dgrad", per_expert, down, h, local_experts);
+  Gemm("gemm_expert_down_wgrad", h, down, per_expert, local_experts);
+  Streaming(swiglu ? "swiglu_backward" : "gelu_backward", expert_act * 3);
+  Gemm("gemm_expert_up_dgrad", per_expert, h, up, local_experts);
+  Gemm("gemm_expert_up_wgrad", up, h, per_expert, local_experts);
+  all_to_all();
+  Streaming("moe_permute_backward", 2 * permuted_bytes);
+  Gemm("gemm_moe_router_dgrad", router_tokens, h, m.experts);
+  Gemm("gemm_moe_router_wgrad", m.experts, h, router_tokens);
+  TpReduce();
+}
+
+// One transformer layer's forward (or its backward) on this TP rank.
+void RankSource::Layer(int layer, bool forward) {
+  const ModelSpec& m = w_.spec_.model;
+  const int tp = w_.spec_.parallel.tp;
   const std::int64_t t = w_.tokens_, h = m.hidden, hd = w_.head_dim_;
   const std::int64_t qkv = (m.heads / tp + 2 * (m.kv_heads / tp > 0 ? m.kv_heads / tp : 1)) * hd;
   const std::int64_t attn = m.heads / tp * hd;
-  const std::int64_t up = (m.activation == Activation::kSwiglu ? 2 : 1) * m.ffn / tp;
-  const std::int64_t down = m.ffn / tp;
+  const bool moe = m.IsMoeLayer(layer);
   // Element-wise and normalisation kernels outside the TP blocks see the whole sequence, or
   // 1/tp of it under sequence parallelism.
   const double act_bytes = static_cast<double>(t) * static_cast<double>(h) * 2 /
@@ -409,12 +765,7 @@ void RankSource::Layer(bool forward) {
     TpReduce();
     Streaming("bias_dropout_add", 3 * act_bytes);  // residual branch: bias, dropout, sum
     Streaming("layernorm", 2 * act_bytes);
-    TpGather();
-    Gemm("gemm_mlp_up", t, up, h);
-    Streaming(m.activation == Activation::kSwiglu ? "swiglu" : "gelu",
-              static_cast<double>(t) * static_cast<double>(up + down) * 2);
-    Gemm("gemm_mlp_down", t, h, down);
-    TpReduce();
+    moe ? MoeMlp(true) : DenseMlp(true);
     Streaming("bias_dropout_add", 3 * act_bytes);
     return;
   }
@@ -423,14 +774,7 @@ void RankSource::Layer(bool forward) {
   // reduce-scatter, and without sequence parallelism the column-parallel block's input
   // gradient is all-reduced.
   Streaming("bias_dropout_add_backward", 3 * act_bytes);
-  TpGather();
-  Gemm("gemm_mlp_down_dgrad", t, down, h);
-  Gemm("gemm_mlp_down_wgrad", h, down, t);
-  Streaming(m.activation == Activation::kSwiglu ? "swiglu_backward" : "gelu_backward",
-            static_cast<double>(t) * static_cast<double>(up + down) * 3);
-  Gemm("gemm_mlp_up_dgrad", t, h, up);
-  Gemm("gemm_mlp_up_wgrad", up, h, t);
-  TpReduce();
+  moe ? MoeMlp(false) : DenseMlp(false);
   Streaming("layernorm_backward", 3 * act_bytes);
   Streaming("bias_dropout_add_backward", 3 * act_bytes);
   TpGather();
@@ -445,94 +789,153 @@ void RankSource::Layer(bool forward) {
   Streaming("layernorm_backward", 3 * act_bytes);
 }
 
-void RankSource::P2p(OpKind kind, int peer_stage) {
+void RankSource::P2p(std::int32_t stream, NameId comm, OpKind kind, int peer, std::uint64_t count) {
   Op op;
   op.kind = kind;
-  op.stream = kComputeStream;
-  op.comm = pp_comm_;
-  op.peer = peer_stage;
-  // Megatron's scatter/gather optimisation (SC'21, section 4.1): each TP rank sends 1/tp of
-  // the activation and the receivers all-gather it over NVLink (sequence parallelism keeps it
-  // sharded anyway).
-  op.count = static_cast<std::uint64_t>(w_.tokens_) *
-             static_cast<std::uint64_t>(w_.spec_.model.hidden) /
-             static_cast<std::uint64_t>(w_.dims_.tp);
+  op.stream = stream;
+  op.comm = comm;
+  op.peer = peer;
+  op.count = count;
   op.dtype = DataType::kBfloat16;
   buffer_.push_back(op);
-  if (kind == OpKind::kRecv && !in_group_) GatherReceived();
 }
 
 void RankSource::GatherReceived() {
-  if (w_.dims_.tp > 1 && !w_.spec_.parallel.sequence_parallel)
+  if (w_.spec_.parallel.tp > 1 && !w_.spec_.parallel.sequence_parallel)
     TpCollective(netmodel::CollectiveOp::kAllGather);
 }
 
-// Send and receive as one NCCL group, as Megatron batches them (no ordering deadlock).
-void RankSource::Group(const std::vector<std::pair<OpKind, int>>& calls) {
-  Op start;
-  start.kind = OpKind::kGroupStart;
-  buffer_.push_back(start);
-  in_group_ = true;
-  for (const auto& [kind, peer] : calls) P2p(kind, peer);
-  in_group_ = false;
-  Op end;
-  end.kind = OpKind::kGroupEnd;
-  buffer_.push_back(end);
+// One batch of pipeline sends and receives: a lone send or receive, or an NCCL group as
+// Megatron batches them (no ordering deadlock). Each TP rank sends 1/tp of the activation and
+// the receivers all-gather it over NVLink (Megatron's scatter/gather optimisation, SC'21,
+// section 4.1; sequence parallelism keeps it sharded anyway). The stages form a ring:
+// interleaved schedules send from the last stage to the first.
+void RankSource::PipelineComm(unsigned comm) {
+  const int pp = w_.spec_.parallel.pp, stage = at_[kPpAxis];
+  const int next = (stage + 1) % pp, prev = (stage + pp - 1) % pp;
+  const std::uint64_t count = static_cast<std::uint64_t>(w_.tokens_) *
+                              static_cast<std::uint64_t>(w_.spec_.model.hidden) /
+                              static_cast<std::uint64_t>(w_.spec_.parallel.tp);
+  // Sends first, then receives (the order of a group does not matter to NCCL).
+  const std::array<std::pair<unsigned, std::pair<OpKind, int>>, 4> calls = {{
+      {Action::kSendNext, {OpKind::kSend, next}},
+      {Action::kSendPrev, {OpKind::kSend, prev}},
+      {Action::kRecvPrev, {OpKind::kRecv, prev}},
+      {Action::kRecvNext, {OpKind::kRecv, next}},
+  }};
+  int ops = 0, recvs = 0;
   for (const auto& call : calls)
-    if (call.first == OpKind::kRecv) GatherReceived();
+    if (comm & call.first) ++ops;
+  const bool group = ops > 1;
+  if (group) {
+    Op start;
+    start.kind = OpKind::kGroupStart;
+    buffer_.push_back(start);
+  }
+  for (const auto& [bit, call] : calls) {
+    if (!(comm & bit)) continue;
+    P2p(kComputeStream, pp_comm_, call.first, call.second, count);
+    recvs += call.first == OpKind::kRecv;
+  }
+  if (group) {
+    Op end;
+    end.kind = OpKind::kGroupEnd;
+    buffer_.push_back(end);
+  }
+  for (int i = 0; i < recvs; ++i) GatherReceived();
 }
 
-int LayersPerStage(const WorkloadSpec& spec, int pp) { return spec.model.layers / pp; }
-
-void RankSource::Forward(int micro_batch) {
-  (void)micro_batch;
+void RankSource::UnitForward(const Unit& unit) {
   const ModelSpec& m = w_.spec_.model;
-  const int layers = LayersPerStage(w_.spec_, w_.dims_.pp);
   const double tokens = static_cast<double>(w_.tokens_);
-  if (pp_i_ == 0) Streaming("embedding", tokens * m.hidden * 2 * 2);
-  for (int l = 0; l < layers; ++l) Layer(true);
-  if (pp_i_ == w_.dims_.pp - 1) {
-    Gemm("gemm_logits", w_.tokens_, m.vocab / w_.dims_.tp, m.hidden);
-    Streaming("cross_entropy", tokens * (m.vocab / w_.dims_.tp) * 4.0 * 2);
+  const std::int64_t vocab = m.vocab / w_.spec_.parallel.tp;
+  switch (unit.kind) {
+    case Unit::kEmbedding:
+      Streaming("embedding", tokens * m.hidden * 2 * 2);
+      break;
+    case Unit::kLayer:
+      Layer(unit.layer, true);
+      break;
+    case Unit::kOutput:
+      Gemm("gemm_logits", w_.tokens_, vocab, m.hidden);
+      Streaming("cross_entropy", tokens * static_cast<double>(vocab) * 4.0 * 2);
+      break;
   }
 }
 
-void RankSource::Backward(int micro_batch) {
+void RankSource::UnitBackward(const Unit& unit) {
   const ModelSpec& m = w_.spec_.model;
-  const WorkloadSpec& spec = w_.spec_;
-  const int layers = LayersPerStage(spec, w_.dims_.pp);
-  const bool last = micro_batch == spec.micro_batches() - 1;
-  const bool overlap = spec.training.overlap_grad_reduce && w_.dims_.dp > 1;
-  if (pp_i_ == w_.dims_.pp - 1) {
-    const double tokens = static_cast<double>(w_.tokens_);
-    Streaming("cross_entropy_backward", tokens * (m.vocab / w_.dims_.tp) * 4.0 * 2);
-    Gemm("gemm_logits_dgrad", w_.tokens_, m.hidden, m.vocab / w_.dims_.tp);
-    Gemm("gemm_logits_wgrad", m.vocab / w_.dims_.tp, m.hidden, w_.tokens_);
+  const double tokens = static_cast<double>(w_.tokens_);
+  const std::int64_t vocab = m.vocab / w_.spec_.parallel.tp;
+  switch (unit.kind) {
+    case Unit::kEmbedding:
+      break;  // a scatter-add of the first layer's input gradient, not modelled
+    case Unit::kLayer:
+      if (w_.spec_.training.recompute == Recompute::kFull) Layer(unit.layer, true);
+      Layer(unit.layer, false);
+      break;
+    case Unit::kOutput:
+      Streaming("cross_entropy_backward", tokens * static_cast<double>(vocab) * 4.0 * 2);
+      Gemm("gemm_logits_dgrad", w_.tokens_, m.hidden, vocab);
+      Gemm("gemm_logits_wgrad", vocab, m.hidden, w_.tokens_);
+      break;
   }
-  for (int l = 0; l < layers; ++l) {
-    if (spec.training.recompute == Recompute::kFull) Layer(true);
-    Layer(false);
-    if (last && overlap) {
-      // This layer's gradients are final: reduce them on the gradient stream meanwhile.
-      RecordEvent(kComputeStream, l + 1);
-      WaitEvent(kGradStream, l + 1);
-      GradientReduce(kGradStream, layer_params_);
+}
+
+void RankSource::Forward(int micro_batch, int chunk) {
+  Op keep;
+  keep.kind = OpKind::kMalloc;  // the activations kept for the backward pass
+  keep.bytes = activation_bytes_[static_cast<size_t>(chunk)];
+  buffer_.push_back(keep);
+  for (const Unit& unit : chunks_[static_cast<size_t>(chunk)]) {
+    ParamGather(unit, micro_batch == 0);
+    UnitForward(unit);
+  }
+}
+
+void RankSource::Backward(int micro_batch, int chunk) {
+  const WorkloadSpec& spec = w_.spec_;
+  const bool last = micro_batch == spec.micro_batches() - 1;
+  const bool overlap = spec.training.overlap_grad_reduce && dense_shards_ > 1;
+  // FSDP reduce-scatters every micro-batch's gradients into the shards; the others reduce the
+  // accumulated gradients once, overlapped with the last micro-batch's backward or after it.
+  const bool reduce = fsdp_ || (overlap && last);
+  const std::vector<Unit>& units = chunks_[static_cast<size_t>(chunk)];
+  for (auto it = units.rbegin(); it != units.rend(); ++it) {
+    if (fsdp_) ParamGather(*it, false);
+    UnitBackward(*it);
+    if (!reduce) continue;
+    if (overlap) {
+      // This unit's gradients are final: reduce them on the gradient stream meanwhile.
+      RecordEvent(kComputeStream, kGradReadyEvent);
+      WaitEvent(kGradStream, kGradReadyEvent);
+      GradientReduce(kGradStream, it->dense_params, it->expert_params);
+    } else {
+      GradientReduce(kComputeStream, it->dense_params, it->expert_params);
     }
   }
+  Op drop;
+  drop.kind = OpKind::kFree;
+  drop.bytes = activation_bytes_[static_cast<size_t>(chunk)];
+  buffer_.push_back(drop);
 }
 
 void RankSource::Expand() {
   buffer_.clear();
   next_ = 0;
   const WorkloadSpec& spec = w_.spec_;
+  const ParallelSpec& par = spec.parallel;
   if (phase_ == 0) {
     Op create;
     create.kind = OpKind::kStreamCreate;
-    create.stream = kGradStream;
     create.non_blocking = true;
-    buffer_.push_back(create);
-    if (spec.parallel.tp_comm_overlap) {
-      create.stream = kTpCommStream;
+    for (const auto& [stream, wanted] : std::array<std::pair<std::int32_t, bool>, 4>{
+             {{kGradStream, true},
+              {kTpCommStream, par.tp_comm_overlap},
+              {kCpCommStream, par.cp > 1},
+              {kGatherStream, spec.training.overlap_param_gather}}}) {
+      if (!wanted) continue;
+      create.stream = stream;
       buffer_.push_back(create);
     }
     // Weights, gradient buffers and optimizer state (WorkloadSpec::rank_memory).
@@ -544,66 +947,43 @@ void RankSource::Expand() {
     marker.kind = OpKind::kMarker;
     marker.label = w_.Name("iteration");
     buffer_.push_back(marker);
+    if (spec.training.overlap_param_gather) RecordEvent(kComputeStream, kUnitStartedEvent);
     phase_ = 1;
     return;
   }
   if (phase_ == 1 && step_ < schedule_.size()) {
-    const auto [step, mb] = schedule_[step_++];
-    const int prev = pp_i_ - 1, next = pp_i_ + 1;
-    switch (step) {
-      case Step::kRecvForward:
-        P2p(OpKind::kRecv, prev);
+    const Action action = schedule_[step_++];
+    switch (action.kind) {
+      case Action::kComm:
+        PipelineComm(action.comm);
         break;
-      case Step::kSendForward:
-        P2p(OpKind::kSend, next);
+      case Action::kForward:
+        Forward(action.micro_batch, action.chunk);
         break;
-      case Step::kRecvBackward:
-        P2p(OpKind::kRecv, next);
+      case Action::kBackward:
+        Backward(action.micro_batch, action.chunk);
         break;
-      case Step::kSendBackward:
-        P2p(OpKind::kSend, prev);
-        break;
-      case Step::kSendForwardRecvBackward:
-        Group({{OpKind::kSend, next}, {OpKind::kRecv, next}});
-        break;
-      case Step::kSendBackwardRecvForward:
-        Group({{OpKind::kSend, prev}, {OpKind::kRecv, prev}});
-        break;
-      case Step::kForward: {
-        Op keep;
-        keep.kind = OpKind::kMalloc;  // the activations kept for the backward pass
-        keep.bytes = activation_bytes_;
-        buffer_.push_back(keep);
-        Forward(mb);
-        break;
-      }
-      case Step::kBackward: {
-        Backward(mb);
-        Op drop;
-        drop.kind = OpKind::kFree;
-        drop.bytes = activation_bytes_;
-        buffer_.push_back(drop);
-        break;
-      }
     }
     return;
   }
   if (phase_ == 1) {
     // Gradients: reduced across replicas (what the overlap did not already send), then the
     // optimizer step once the reductions are done.
-    const bool overlap = spec.training.overlap_grad_reduce && w_.dims_.dp > 1;
-    if (w_.dims_.dp > 1 && !overlap) GradientReduce(kComputeStream, params_);
+    const bool overlap = spec.training.overlap_grad_reduce && dense_shards_ > 1;
+    if (!overlap && !fsdp_) GradientReduce(kComputeStream, dense_params_, expert_params_);
     if (overlap) {
       RecordEvent(kGradStream, kGradsReducedEvent);
       WaitEvent(kComputeStream, kGradsReducedEvent);
     }
     // Adam reads and writes weights, gradients, master weights and moments (18 B / param)
-    // of its shard: all parameters, or 1/dp of them with the distributed optimizer, which
-    // then all-gathers the updated weights.
-    Streaming("optimizer_adam", params_ / (sharded_ ? w_.dims_.dp : 1) * 18 * 2);
-    if (sharded_)
-      Collective(kComputeStream, dp_comm_, netmodel::CollectiveOp::kAllGather,
-                 static_cast<std::uint64_t>(params_ / w_.dims_.dp), DataType::kBfloat16);
+    // of its shard: all parameters, or their shards with the distributed optimizer (which
+    // then all-gathers the updated weights, unless the next forward does) or FSDP.
+    const bool sharded = par.distributed_optimizer || par.fsdp;
+    const double shard = sharded ? dense_params_ / dense_shards_ + expert_params_ / expert_shards_
+                                 : dense_params_ + expert_params_;
+    Streaming("optimizer_adam", shard * 18 * 2);
+    if (zero1_ && !spec.training.overlap_param_gather)
+      GatherWeights(kComputeStream, dense_params_, expert_params_);
     Op sync;
     sync.kind = OpKind::kDeviceSync;
     buffer_.push_back(sync);
@@ -636,8 +1016,13 @@ Result<std::unique_ptr<Workload>> MakeSyntheticWorkload(const WorkloadSpec& spec
                                                         bool fold_data_parallel) {
   const int world = cluster.total_gpus();
   if (Status st = spec.Validate(world); !st.ok()) return st;
+  const ParallelSpec& p = spec.parallel;
   const int dp = spec.data_parallel(world);
-  const Dims dims{spec.parallel.tp, spec.parallel.pp, dp, fold_data_parallel ? 1 : dp};
+  Dims dims;
+  dims.full = {p.tp, p.cp, p.ep, dp / p.ep, p.pp};
+  dims.sim = dims.full;
+  if (fold_data_parallel) dims.sim[kEdpAxis] = 1;
+  dims.dp = dp;
   return std::unique_ptr<Workload>(std::make_unique<SyntheticWorkload>(spec, cluster, dims));
 }
 

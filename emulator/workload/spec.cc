@@ -59,8 +59,40 @@ ModelSpec Megatron(int heads, int hidden, int layers) {
   return Gpt(layers, hidden, heads, kMegatronVocab, kMegatronSeq);
 }
 
-const std::array<Preset, 14>& Presets() {
-  static const std::array<Preset, 14> kPresets = {{
+// Mixtral 8x7B: Jiang et al., "Mixtral of Experts" (2024), Table 1 (dim 4096, 32 layers, head
+// dim 128, hidden dim 14336, 32 heads, 8 KV heads, vocabulary 32,000, 8 experts, top 2). Its
+// context is 32K; the preset trains on 4,096-token sequences (set seq to change it).
+ModelSpec Mixtral8x7b() {
+  ModelSpec m = Llama(32, 4096, 32, 8, 14336);
+  m.vocab = 32000;
+  m.seq = 4096;
+  m.experts = 8;
+  m.top_k = 2;
+  m.moe_ffn = 14336;
+  return m;
+}
+
+// DeepSeek-V3-like: DeepSeek-AI, "DeepSeek-V3 Technical Report" (2024), section 4.2: 61
+// layers, hidden 7168, 128 heads; the first 3 layers dense (FFN 18432), the others 1 shared
+// and 256 routed experts of FFN 2048, 8 routed per token; vocabulary 129,280 (the released
+// config.json); 4,096-token pre-training sequences. Multi-head latent attention is modelled
+// as plain multi-head attention of 128 heads over the same hidden size (head size 56): its
+// weights count 4 h^2 = 206M per layer against MLA's ~187M, and its attention core is
+// narrower than MLA's 192-wide query-key heads. Multi-token prediction is not modelled.
+ModelSpec DeepSeekV3Like() {
+  ModelSpec m = Llama(61, 7168, 128, 128, 18432);
+  m.vocab = 129280;
+  m.seq = 4096;
+  m.experts = 256;
+  m.top_k = 8;
+  m.moe_ffn = 2048;
+  m.moe_shared_ffn = 2048;
+  m.moe_first_dense = 3;
+  return m;
+}
+
+const std::array<Preset, 16>& Presets() {
+  static const std::array<Preset, 16> kPresets = {{
       // GPT-3 175B: Brown et al., "Language Models are Few-Shot Learners" (2020), Table 2.1
       // (96 layers, d_model 12288, 96 heads of 128, context 2048); GPT-2's tokenizer, padded
       // to 51,200 as Megatron-LM trains it.
@@ -71,6 +103,8 @@ const std::array<Preset, 14>& Presets() {
       {"llama3-8b", Llama(32, 4096, 32, 8, 14336)},
       {"llama3-70b", Llama(80, 8192, 64, 8, 28672)},
       {"llama3-405b", Llama(126, 16384, 128, 8, 53248)},
+      {"mixtral-8x7b", Mixtral8x7b()},
+      {"deepseek-v3-like", DeepSeekV3Like()},
       // Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters
       // Using Megatron-LM", SC'21, Table 1 (shared/reference/training.md): heads, hidden size,
       // layers; sequence 2048, vocabulary 51,200.
@@ -88,15 +122,44 @@ const std::array<Preset, 14>& Presets() {
   return kPresets;
 }
 
-// Weights of one transformer layer's GEMMs (no biases, no norms): Q and O are hidden x hidden,
-// K and V hidden x (kv_heads x head size); the MLP has two (GeLU) or three (SwiGLU) matrices
-// of hidden x ffn.
-double LayerGemmWeights(const ModelSpec& m) {
+// Weights of one layer's attention GEMMs (no biases): Q and O are hidden x hidden, K and V
+// hidden x (kv_heads x head size).
+double AttentionWeights(const ModelSpec& m) {
   const double h = m.hidden;
   const double kv = static_cast<double>(m.kv_heads) * (m.hidden / m.heads);
-  const double attention = 2 * h * h + 2 * h * kv;
-  const double mlp = (m.activation == Activation::kSwiglu ? 3.0 : 2.0) * h * m.ffn;
-  return attention + mlp;
+  return 2 * h * h + 2 * h * kv;
+}
+
+// An MLP of inner size `inner`: two (GeLU) or three (SwiGLU) matrices of hidden x inner.
+double MlpWeights(const ModelSpec& m, int inner) {
+  return (m.activation == Activation::kSwiglu ? 3.0 : 2.0) * m.hidden * inner;
+}
+
+// GEMM weights a token passes through in layer `layer`: attention and the MLP, or in an MoE
+// layer its top_k experts and the shared expert (the router is not counted, as Megatron's
+// FLOP formula does not count it).
+double ActiveLayerGemmWeights(const ModelSpec& m, int layer) {
+  if (!m.IsMoeLayer(layer)) return AttentionWeights(m) + MlpWeights(m, m.ffn);
+  return AttentionWeights(m) + m.top_k * MlpWeights(m, m.moe_ffn) + MlpWeights(m, m.moe_shared_ffn);
+}
+
+// A layer's parameters outside its routed experts: attention, norms, the dense MLP or the
+// router and shared expert, and GPT-style biases (dense MLPs only).
+double DenseLayerParameters(const ModelSpec& m, int layer) {
+  const double h = m.hidden;
+  const bool gpt = m.activation == Activation::kGelu;
+  const bool moe = m.IsMoeLayer(layer);
+  double p = AttentionWeights(m);
+  p += moe ? h * m.experts + MlpWeights(m, m.moe_shared_ffn) : MlpWeights(m, m.ffn);
+  if (gpt) {
+    const double kv = static_cast<double>(m.kv_heads) * (m.hidden / m.heads);
+    p += h + 2 * kv + h;       // Q, K, V and output projection biases
+    if (!moe) p += m.ffn + h;  // MLP biases
+    p += 2 * 2 * h;            // two LayerNorms, weight and bias
+  } else {
+    p += 2 * h;  // two RMSNorm weights
+  }
+  return p;
 }
 
 std::string Count(std::string_view what, int value) { return fmt::format("{} ({})", what, value); }
@@ -122,10 +185,61 @@ Result<ModelSpec> FindModelPreset(const std::string& name) {
       fmt::format("unknown model '{}' (known: {})", name, fmt::join(names, ", ")));
 }
 
-bool IsRankOrder(const std::array<std::string, 3>& order) {
-  std::array<std::string, 3> axes = order;
-  std::sort(axes.begin(), axes.end());
-  return axes == std::array<std::string, 3>{"dp", "pp", "tp"};
+namespace {
+
+constexpr std::array<std::string_view, kAxes> kAxisNames = {"tp", "cp", "ep", "dp", "pp"};
+
+}  // namespace
+
+Result<AxisOrder> ParseRankOrder(const std::string& text) {
+  auto bad = [&](std::string why) {
+    return Status::InvalidArgument(
+        fmt::format("'{}': {} (name tp, dp and pp once each and cp and ep at most once, fastest "
+                    "first, as in \"tp-cp-ep-dp-pp\")",
+                    text, why));
+  };
+  std::vector<Axis> named;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dash = text.find('-', start);
+    const std::string_view part =
+        std::string_view(text).substr(start, dash == std::string::npos ? dash : dash - start);
+    const auto it = std::find(kAxisNames.begin(), kAxisNames.end(), part);
+    if (it == kAxisNames.end()) return bad(fmt::format("unknown axis '{}'", part));
+    const Axis axis = static_cast<Axis>(it - kAxisNames.begin());
+    if (std::find(named.begin(), named.end(), axis) != named.end())
+      return bad(fmt::format("'{}' named twice", part));
+    named.push_back(axis);
+    if (dash == std::string::npos) break;
+    start = dash + 1;
+  }
+  for (Axis required : {kTpAxis, kEdpAxis, kPpAxis})
+    if (std::find(named.begin(), named.end(), required) == named.end())
+      return bad(fmt::format("'{}' missing", kAxisNames[required]));
+  // Left out, cp goes right after tp and ep right before dp (their places in Megatron's
+  // default), so "tp-dp-pp" means what it meant before CP and EP existed.
+  auto insert_after = [&](Axis axis, Axis anchor, int offset) {
+    if (std::find(named.begin(), named.end(), axis) != named.end()) return;
+    const auto at = std::find(named.begin(), named.end(), anchor);
+    named.insert(at + offset, axis);
+  };
+  insert_after(kCpAxis, kTpAxis, 1);
+  insert_after(kEpAxis, kEdpAxis, 0);
+  AxisOrder order{};
+  std::copy(named.begin(), named.end(), order.begin());
+  return order;
+}
+
+std::string ToString(const AxisOrder& order) {
+  std::vector<std::string_view> names;
+  for (Axis axis : order) names.push_back(kAxisNames[axis]);
+  return fmt::format("{}", fmt::join(names, "-"));
+}
+
+int ModelSpec::moe_layers() const {
+  int count = 0;
+  for (int l = 0; l < layers; ++l) count += IsMoeLayer(l);
+  return count;
 }
 
 Status WorkloadSpec::Validate(int world_size) const {
@@ -143,12 +257,12 @@ Status WorkloadSpec::Validate(int world_size) const {
   }
   if (parallel.tp_comm_overlap && !parallel.sequence_parallel)
     return invalid("parallel.tp_comm_overlap needs parallel.sequence_parallel = true");
-  if (!IsRankOrder(parallel.order))
-    return invalid(fmt::format("parallel.order must name tp, dp and pp once each, got '{}'",
-                               fmt::join(parallel.order, "-")));
-  const std::array<std::pair<std::string_view, int>, 5> counts = {
+  const std::array<std::pair<std::string_view, int>, 8> counts = {
       {{"parallel.tp", parallel.tp},
        {"parallel.pp", parallel.pp},
+       {"parallel.cp", parallel.cp},
+       {"parallel.ep", parallel.ep},
+       {"parallel.virtual_stages", parallel.virtual_stages},
        {"training.micro_batch", training.micro_batch},
        {"training.global_batch", training.global_batch},
        {"training.iterations", training.iterations}}};
@@ -163,6 +277,13 @@ Status WorkloadSpec::Validate(int world_size) const {
     return invalid(fmt::format("training.precision must be bf16 or fp8, got {}",
                                ToString(training.precision)));
   }
+  if (parallel.fsdp && parallel.distributed_optimizer)
+    return invalid(
+        "parallel.fsdp already shards the optimizer state; drop parallel.distributed_optimizer");
+  if (training.overlap_param_gather && !parallel.fsdp && !parallel.distributed_optimizer)
+    return invalid(
+        "training.overlap_param_gather needs parallel.distributed_optimizer or parallel.fsdp "
+        "(without them no parameters are gathered)");
 
   // Model shapes.
   if (m.hidden % m.heads != 0) {
@@ -173,11 +294,32 @@ Status WorkloadSpec::Validate(int world_size) const {
     return invalid(fmt::format("{} is not a multiple of {}", Count("heads", m.heads),
                                Count("kv_heads", m.kv_heads)));
   }
+  if (m.is_moe()) {
+    if (m.top_k < 1 || m.top_k > m.experts)
+      return invalid(
+          fmt::format("top_k ({}) must be between 1 and {}", m.top_k, Count("experts", m.experts)));
+    if (m.moe_ffn < 1) return invalid(fmt::format("moe_ffn must be at least 1, got {}", m.moe_ffn));
+    if (m.moe_shared_ffn < 0)
+      return invalid(fmt::format("moe_shared_ffn must be at least 0, got {}", m.moe_shared_ffn));
+    if (m.moe_every < 1)
+      return invalid(fmt::format("moe_every must be at least 1, got {}", m.moe_every));
+    if (m.moe_first_dense < 0 || m.moe_first_dense >= m.layers)
+      return invalid(fmt::format("moe_first_dense ({}) must leave at least one of the {} MoE",
+                                 m.moe_first_dense, Count("layers", m.layers)));
+    if (!(m.moe_capacity_factor > 0))
+      return invalid(
+          fmt::format("moe_capacity_factor must be positive, got {}", m.moe_capacity_factor));
+  } else if (m.experts < 0) {
+    return invalid(fmt::format("experts must be at least 0, got {}", m.experts));
+  }
 
-  // Tensor parallelism splits heads, key/value groups and the MLP; pipeline parallelism
-  // splits layers.
+  // Tensor parallelism splits heads, key/value groups and the MLPs; pipeline parallelism
+  // splits layers; context parallelism the sequence; expert parallelism the experts.
   const int tp = parallel.tp;
   const int pp = parallel.pp;
+  const int cp = parallel.cp;
+  const int ep = parallel.ep;
+  const int v = parallel.virtual_stages;
   if (m.heads % tp != 0) {
     return invalid(fmt::format("{} is not divisible by {}", Count("heads", m.heads),
                                Count("parallel.tp", tp)));
@@ -192,25 +334,75 @@ Status WorkloadSpec::Validate(int world_size) const {
     return invalid(
         fmt::format("{} is not divisible by {}", Count("ffn", m.ffn), Count("parallel.tp", tp)));
   }
-  if (m.layers % pp != 0) {
+  if (m.is_moe() && (m.moe_ffn % tp != 0 || m.moe_shared_ffn % tp != 0)) {
+    return invalid(fmt::format("moe_ffn ({}) and moe_shared_ffn ({}) must be divisible by {}",
+                               m.moe_ffn, m.moe_shared_ffn, Count("parallel.tp", tp)));
+  }
+  if (ep > 1 && !m.is_moe())
+    return invalid(fmt::format("parallel.ep ({}) needs an MoE model (experts > 0)", ep));
+  if (m.is_moe() && m.experts % ep != 0) {
+    return invalid(fmt::format("{} is not divisible by {}", Count("experts", m.experts),
+                               Count("parallel.ep", ep)));
+  }
+  if (cp > 1) {
+    if (!training.flash_attention)
+      return invalid("parallel.cp > 1 needs training.attention = \"flash\" (ring attention)");
+    if (m.seq % (2 * cp) != 0)
+      return invalid(
+          fmt::format("{} is not divisible by 2 x parallel.cp ({}): each context-"
+                      "parallel rank holds two balanced chunks",
+                      Count("seq", m.seq), 2 * cp));
+  }
+  const bool uneven = parallel.first_stage_layers > 0 || parallel.last_stage_layers > 0;
+  if (parallel.first_stage_layers < 0 || parallel.last_stage_layers < 0)
+    return invalid("parallel.first_stage_layers and last_stage_layers must be at least 0");
+  if (v > 1) {
+    if (pp < 2) return invalid("parallel.virtual_stages > 1 needs parallel.pp > 1");
+    if (uneven)
+      return invalid(
+          "parallel.virtual_stages > 1 needs evenly split stages "
+          "(no first_stage_layers or last_stage_layers)");
+    if (m.layers % (pp * v) != 0)
+      return invalid(
+          fmt::format("{} is not divisible by parallel.pp x parallel.virtual_stages "
+                      "({} x {} = {})",
+                      Count("layers", m.layers), pp, v, pp * v));
+  } else if (uneven) {
+    if (pp < 2) return invalid("parallel.first_stage_layers and last_stage_layers need pp > 1");
+    const int fixed = (parallel.first_stage_layers > 0) + (parallel.last_stage_layers > 0);
+    const int rest = m.layers - parallel.first_stage_layers - parallel.last_stage_layers;
+    const int others = pp - fixed;
+    if (others == 0 ? rest != 0 : rest < others || rest % others != 0)
+      return invalid(fmt::format(
+          "{} less parallel.first_stage_layers ({}) and last_stage_layers ({}) leaves {} for "
+          "the other {} stages, which must split it evenly (at least one each)",
+          Count("layers", m.layers), parallel.first_stage_layers, parallel.last_stage_layers, rest,
+          others));
+  } else if (m.layers % pp != 0) {
     return invalid(fmt::format("{} is not divisible by {}", Count("layers", m.layers),
                                Count("parallel.pp", pp)));
   }
 
-  // The parallel axes tile the cluster.
-  const long long model_parallel = static_cast<long long>(tp) * pp;
+  // The parallel axes tile the cluster (cp named only when it is used).
+  const long long model_parallel = static_cast<long long>(tp) * cp * pp;
+  const std::string axes =
+      cp > 1 ? "parallel.tp x parallel.cp x parallel.pp" : "parallel.tp x parallel.pp";
+  const std::string sizes_of =
+      cp > 1 ? fmt::format("{} x {} x {}", tp, cp, pp) : fmt::format("{} x {}", tp, pp);
   if (world_size % model_parallel != 0) {
-    return invalid(
-        fmt::format("the cluster's {} GPUs are not divisible by parallel.tp x "
-                    "parallel.pp ({} x {} = {})",
-                    world_size, tp, pp, model_parallel));
+    return invalid(fmt::format("the cluster's {} GPUs are not divisible by {} ({} = {})",
+                               world_size, axes, sizes_of, model_parallel));
   }
   const int dp = data_parallel(world_size);
   if (model_parallel * dp != world_size) {
+    return invalid(fmt::format("{} x parallel.dp ({} x {} = {}) must equal the cluster's {} GPUs",
+                               axes, sizes_of, dp, model_parallel * dp, world_size));
+  }
+  if (dp % ep != 0) {
     return invalid(
-        fmt::format("parallel.tp x parallel.pp x parallel.dp ({} x {} x {} = {}) must "
-                    "equal the cluster's {} GPUs",
-                    tp, pp, dp, model_parallel * dp, world_size));
+        fmt::format("parallel.dp ({}) is not divisible by {}: expert parallelism "
+                    "splits the data-parallel replicas",
+                    dp, Count("parallel.ep", ep)));
   }
   const long long per_step = static_cast<long long>(dp) * training.micro_batch;
   if (training.global_batch % per_step != 0) {
@@ -219,12 +411,19 @@ Status WorkloadSpec::Validate(int world_size) const {
                     "training.micro_batch ({} x {} = {})",
                     training.global_batch, dp, training.micro_batch, per_step));
   }
+  const long long micro = training.global_batch / per_step;
+  if (v > 1 && micro % pp != 0) {
+    return invalid(
+        fmt::format("interleaved 1F1B needs the micro-batches per iteration ({}) to "
+                    "be a multiple of parallel.pp ({})",
+                    micro, pp));
+  }
   return Status::Ok();
 }
 
 int WorkloadSpec::data_parallel(int world_size) const {
   if (parallel.dp > 0) return parallel.dp;
-  const long long model_parallel = static_cast<long long>(parallel.tp) * parallel.pp;
+  const long long model_parallel = static_cast<long long>(parallel.tp) * parallel.cp * parallel.pp;
   return model_parallel > 0 ? static_cast<int>(world_size / model_parallel) : 0;
 }
 
@@ -233,38 +432,75 @@ int WorkloadSpec::micro_batches() const {
   return per_step > 0 ? static_cast<int>(training.global_batch / per_step) : 0;
 }
 
-// Counted from the shapes. GeLU models are GPT-style (biases on every GEMM, two LayerNorms of
-// weight and bias per layer, learned position embeddings); SwiGLU models are Llama-style (no
-// biases, RMSNorm weights only, rotary positions). Both count the final norm. For a GPT model
-// this is Megatron's 12 l h^2 (1 + 13/(12 h) + (V + s)/(12 l h)) plus the final LayerNorm's 2h.
+std::pair<int, int> WorkloadSpec::ChunkLayers(int stage, int chunk) const {
+  const int pp = parallel.pp, v = parallel.virtual_stages;
+  if (v > 1 || (parallel.first_stage_layers == 0 && parallel.last_stage_layers == 0)) {
+    const int per = model.layers / (pp * v);
+    const int first = (chunk * pp + stage) * per;
+    return {first, first + per};
+  }
+  const int first_n = parallel.first_stage_layers, last_n = parallel.last_stage_layers;
+  const int others = pp - (first_n > 0) - (last_n > 0);
+  const int middle = others > 0 ? (model.layers - first_n - last_n) / others : 0;
+  auto size = [&](int s) {
+    if (s == 0 && first_n > 0) return first_n;
+    if (s == pp - 1 && last_n > 0) return last_n;
+    return middle;
+  };
+  int first = 0;
+  for (int s = 0; s < stage; ++s) first += size(s);
+  return {first, first + size(stage)};
+}
+
+int WorkloadSpec::StageLayers(int stage) const {
+  int count = 0;
+  for (int c = 0; c < parallel.virtual_stages; ++c) {
+    const auto [first, end] = ChunkLayers(stage, c);
+    count += end - first;
+  }
+  return count;
+}
+
+// Counted from the shapes. GeLU models are GPT-style (biases on every dense GEMM, two
+// LayerNorms of weight and bias per layer, learned position embeddings); SwiGLU models are
+// Llama-style (no biases, RMSNorm weights only, rotary positions). Both count the final norm.
+// For a GPT model this is Megatron's 12 l h^2 (1 + 13/(12 h) + (V + s)/(12 l h)) plus the
+// final LayerNorm's 2h.
 double WorkloadSpec::parameters() const {
   const ModelSpec& m = model;
   if (m.heads < 1) return 0;
   const double h = m.hidden;
   const bool gpt = m.activation == Activation::kGelu;
-  double layer = LayerGemmWeights(m);
-  if (gpt) {
-    const double kv = static_cast<double>(m.kv_heads) * (m.hidden / m.heads);
-    layer += h + 2 * kv + h;  // Q, K, V and output projection biases
-    layer += m.ffn + h;       // MLP biases
-    layer += 2 * 2 * h;       // two LayerNorms, weight and bias
-  } else {
-    layer += 2 * h;  // two RMSNorm weights
-  }
-  double total = m.layers * layer;
+  double total = 0;
+  for (int l = 0; l < m.layers; ++l) total += DenseLayerParameters(m, l);
+  total += m.moe_layers() * static_cast<double>(m.experts) * expert_parameters();
   total += static_cast<double>(m.vocab) * h * (m.tied_embeddings ? 1 : 2);
   if (gpt) total += static_cast<double>(m.seq) * h;  // learned position embeddings
   total += gpt ? 2 * h : h;                          // final norm
   return total;
 }
 
+double WorkloadSpec::layer_dense_parameters(int layer) const {
+  return DenseLayerParameters(model, layer);
+}
+
+double WorkloadSpec::expert_parameters() const {
+  return model.is_moe() ? MlpWeights(model, model.moe_ffn) : 0.0;
+}
+
+double WorkloadSpec::active_parameters() const {
+  return parameters() - model.moe_layers() * static_cast<double>(model.experts - model.top_k) *
+                            expert_parameters();
+}
+
 double WorkloadSpec::iteration_flops() const { return iteration_flops(training.recompute); }
 
-// Per token and layer, the forward pass is 2 FLOPs per GEMM weight plus the attention core
-// (Q K^T and scores x V: 2 x 2 s h, the full s x s square, as Megatron counts it), and the
-// logits add 2 h V. Backward is twice the forward. Full recomputation runs every layer's
-// forward again (not the logits); selective recomputation only the attention core. For a GPT
-// model with full recomputation this is eq. 3 of Narayanan et al. (SC'21):
+// Per token and layer, the forward pass is 2 FLOPs per GEMM weight a token passes through
+// plus the attention core (Q K^T and scores x V: 2 x 2 s h, the full s x s square, as Megatron
+// counts it), and the logits add 2 h V. Backward is twice the forward. Full recomputation
+// runs every layer's forward again (not the logits); selective recomputation only the
+// attention core. For a GPT model with full recomputation this is eq. 3 of Narayanan et al.
+// (SC'21):
 //   F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)),
 // and without recomputation 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
 double WorkloadSpec::iteration_flops(Recompute recompute) const {
@@ -273,33 +509,128 @@ double WorkloadSpec::iteration_flops(Recompute recompute) const {
   const double tokens = static_cast<double>(training.global_batch) * m.seq;
   const double h = m.hidden;
   const double attention_core = 4.0 * m.seq * h;
-  const double layer_forward = 2 * LayerGemmWeights(m) + attention_core;
+  double layers_forward = 0;
+  for (int l = 0; l < m.layers; ++l) layers_forward += 2 * ActiveLayerGemmWeights(m, l);
+  layers_forward += m.layers * attention_core;
   const double logits_forward = 2 * h * m.vocab;
-  double per_token = 3 * (m.layers * layer_forward + logits_forward);
-  if (recompute == Recompute::kFull) per_token += m.layers * layer_forward;
+  double per_token = 3 * (layers_forward + logits_forward);
+  if (recompute == Recompute::kFull) per_token += layers_forward;
   if (recompute == Recompute::kSelective) per_token += m.layers * attention_core;
   return tokens * per_token;
 }
 
-WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size) const {
-  const int tp = parallel.tp, pp = parallel.pp, dp = data_parallel(world_size);
-  const double params = parameters() / (static_cast<double>(tp) * pp);
-  RankMemory mem;
-  mem.weights = 2 * params;
-  mem.gradients = 4 * params;
-  mem.optimizer = 12 * params / (parallel.distributed_optimizer ? dp : 1);
+double WorkloadSpec::activation_bytes(int first, int end) const {
+  const int tp = parallel.tp, cp = parallel.cp;
   const bool sp = parallel.sequence_parallel;
   const bool keeps_scores = !training.flash_attention && training.recompute == Recompute::kNone;
   const double scores = keeps_scores ? 5.0 * model.heads * model.seq / model.hidden / tp : 0.0;
-  const double per_token = training.recompute == Recompute::kFull
-                               ? 2.0 / (sp ? tp : 1)
-                               : (sp ? 34.0 / tp : 10.0 + 24.0 / tp) + scores;
-  const double tokens = static_cast<double>(training.micro_batch) * model.seq;
-  mem.activations_per_micro_batch =
-      tokens * model.hidden * per_token * (static_cast<double>(model.layers) / pp);
+  const double tokens = static_cast<double>(training.micro_batch) * model.seq / cp;
+  double per_token_layers = 0;
+  for (int l = first; l < end; ++l) {
+    if (training.recompute == Recompute::kFull) {
+      per_token_layers += 2.0 / (sp ? tp : 1);
+      continue;
+    }
+    // Korthikanti's 34 = 11 (attention block) + 19 (MLP: its input 2, the up projection's
+    // output 8 and its activation 8 at 4 x hidden, a dropout mask 1) + 4 (the norms' inputs);
+    // an MoE layer keeps its MLP share for each of the top_k x capacity copies of a token, at
+    // the expert's inner size (and the shared expert's).
+    double per = (sp ? 34.0 / tp : 10.0 + 24.0 / tp) + scores;
+    if (model.IsMoeLayer(l)) {
+      const double mlp = 19.0 / tp;
+      const double routed = model.top_k * model.moe_capacity_factor;
+      const double inner = (routed * model.moe_ffn + model.moe_shared_ffn) / (4.0 * model.hidden);
+      per += -mlp + (2.0 / tp) * routed + (17.0 / tp) * inner;
+    }
+    per_token_layers += per;
+  }
+  return tokens * model.hidden * per_token_layers;
+}
+
+WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size, int stage) const {
+  const ModelSpec& m = model;
+  const int tp = parallel.tp, pp = parallel.pp, v = parallel.virtual_stages;
+  const int dp = data_parallel(world_size);
+  const double h = m.hidden;
+  // Parameters on one GPU of the stage: its layers' dense parameters over tp, its experts
+  // over tp x ep; the first stage holds the embeddings, the last the final norm and the
+  // output layer (a tied model keeps a copy of the embedding there when pp > 1).
+  double dense = 0, experts = 0;
+  for (int c = 0; c < v; ++c) {
+    const auto [first, end] = ChunkLayers(stage, c);
+    for (int l = first; l < end; ++l) {
+      dense += DenseLayerParameters(m, l);
+      if (m.IsMoeLayer(l)) experts += static_cast<double>(m.experts) * expert_parameters();
+    }
+  }
+  const bool gpt = m.activation == Activation::kGelu;
+  if (stage == 0) dense += static_cast<double>(m.vocab) * h + (gpt ? m.seq * h : 0.0);
+  if (stage == pp - 1) {
+    dense += gpt ? 2 * h : h;
+    if (!m.tied_embeddings || pp > 1) dense += static_cast<double>(m.vocab) * h;
+  }
+  dense /= tp;
+  experts /= static_cast<double>(tp) * parallel.ep;
+  const double dense_shards = parallel.dense_shards(dp);
+  const double expert_shards = parallel.expert_shards(dp);
+  RankMemory mem;
+  if (parallel.fsdp) {
+    // Sharded state, plus the gathered bf16 weights of the layer computing and the one being
+    // prefetched (two of the stage's largest layers).
+    double largest = 0;
+    for (int c = 0; c < v; ++c) {
+      const auto [first, end] = ChunkLayers(stage, c);
+      for (int l = first; l < end; ++l) {
+        const double layer =
+            DenseLayerParameters(m, l) / tp +
+            (m.IsMoeLayer(l) ? m.experts * expert_parameters() / (tp * parallel.ep) : 0.0);
+        largest = std::max(largest, layer);
+      }
+    }
+    const double sharded = dense / dense_shards + experts / expert_shards;
+    mem.weights = 2 * sharded + 2 * 2 * largest;
+    mem.gradients = 4 * sharded;
+    mem.optimizer = 12 * sharded;
+  } else {
+    mem.weights = 2 * (dense + experts);
+    mem.gradients = 4 * (dense + experts);
+    mem.optimizer = parallel.distributed_optimizer
+                        ? 12 * (dense / dense_shards + experts / expert_shards)
+                        : 12 * (dense + experts);
+  }
+  double per_chunk_max = 0;
+  for (int c = 0; c < v; ++c) {
+    const auto [first, end] = ChunkLayers(stage, c);
+    const double chunk = activation_bytes(first, end);
+    mem.activations_per_micro_batch += chunk;
+    per_chunk_max = std::max(per_chunk_max, chunk);
+  }
   const int micro_batches = training.global_batch / (dp * training.micro_batch);
-  mem.peak_activations = mem.activations_per_micro_batch * std::min(pp, micro_batches);
+  if (v == 1) {
+    mem.in_flight = std::min(pp - stage, micro_batches);
+    mem.peak_activations = mem.activations_per_micro_batch * mem.in_flight;
+  } else {
+    // Megatron's interleaved warm-up: 2 (pp - s - 1) + (v - 1) pp forwards, one more in the
+    // steady state; every chunk of this schedule holds the same layers.
+    const int total = micro_batches * v;
+    mem.in_flight =
+        micro_batches == pp ? total : std::min(total, 2 * (pp - stage - 1) + (v - 1) * pp + 1);
+    mem.peak_activations = per_chunk_max * mem.in_flight;
+  }
   return mem;
+}
+
+int WorkloadSpec::fullest_stage(int world_size) const {
+  int best = 0;
+  double most = -1;
+  for (int s = 0; s < parallel.pp; ++s) {
+    const double peak = rank_memory(world_size, s).peak();
+    if (peak > most) {
+      most = peak;
+      best = s;
+    }
+  }
+  return best;
 }
 
 }  // namespace myriad::emulator

@@ -35,7 +35,7 @@ TEST(SimulateCommandTest, PrintsAndReportsTheWorkloadFigures) {
        {"\"command\": \"simulate\"", "\"gpus\": 64", "\"tokens_per_second\"",
         "\"model_tflops_per_gpu\"", "\"mfu\"", "\"pipeline_bubble_fraction\"",
         "\"micro_batches\": 8", "one data-parallel replica simulated",
-        "\"exposed_comm_us_per_iteration\": {\"tp\": ", "\"memory_per_gpu_bytes\": {\"weights\": "})
+        "\"exposed_comm_us_per_iteration\": {\"tp\": ", "\"memory_per_gpu_bytes\": {\"stage\": "})
     EXPECT_THAT(json, HasSubstr(key));
   // Deterministic: the same run writes the same bytes.
   std::ostringstream out2, err2;

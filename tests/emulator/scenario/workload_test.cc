@@ -96,7 +96,7 @@ iterations = 3
 
   EXPECT_EQ(s->Origin("workload.hidden"), "preset llama3-8b");
   EXPECT_THAT(std::string(s->Origin("workload.layers")), HasSubstr("override "));
-  EXPECT_EQ(s->Origin("workload.parallel.dp"), "derived: GPUs / (tp x pp)");
+  EXPECT_EQ(s->Origin("workload.parallel.dp"), "derived: GPUs / (tp x cp x pp)");
   EXPECT_EQ(s->Origin("workload.training.iterations").rfind("override ", 0), 0u);
 }
 
@@ -172,10 +172,10 @@ training.global_batch = 16
 }
 
 TEST(WorkloadSpecTest, Presets) {
-  for (const char* name :
-       {"gpt3-175b", "llama3-8b", "llama3-70b", "llama3-405b", "megatron-1.7b", "megatron-3.6b",
-        "megatron-7.5b", "megatron-18.4b", "megatron-39.1b", "megatron-76.1b", "megatron-145.6b",
-        "megatron-310.1b", "megatron-529.6b", "megatron-1008b"}) {
+  for (const char* name : {"gpt3-175b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b",
+                           "deepseek-v3-like", "megatron-1.7b", "megatron-3.6b", "megatron-7.5b",
+                           "megatron-18.4b", "megatron-39.1b", "megatron-76.1b", "megatron-145.6b",
+                           "megatron-310.1b", "megatron-529.6b", "megatron-1008b"}) {
     SCOPED_TRACE(name);
     Result<ModelSpec> m = FindModelPreset(name);
     ASSERT_TRUE(m.ok()) << m.status().message();
@@ -297,6 +297,154 @@ TEST(WorkloadSpecTest, Parameters) {
   EXPECT_DOUBLE_EQ(llama.parameters(), 70553706496.0);
   llama.model = FindModelPreset("llama3-405b").value();
   EXPECT_NEAR(llama.parameters() / 405e9, 1.0, 0.01);
+}
+
+// Mixture-of-experts models count every expert in parameters() and the top_k routed ones in
+// active_parameters() and the FLOPs.
+TEST(WorkloadSpecTest, MixtureOfExpertsParameters) {
+  WorkloadSpec mixtral;
+  mixtral.model = FindModelPreset("mixtral-8x7b").value();
+  EXPECT_TRUE(mixtral.model.is_moe());
+  EXPECT_EQ(mixtral.model.moe_layers(), 32);
+  // The released checkpoint's count, and Mistral's "12.9B active parameters".
+  EXPECT_DOUBLE_EQ(mixtral.parameters(), 46702792704.0);
+  EXPECT_DOUBLE_EQ(mixtral.active_parameters(), 12879925248.0);
+  // DeepSeek-V3: "671B total parameters, of which 37B are activated for each token"; MLA
+  // approximated by plain attention over the same hidden size (spec.cc).
+  WorkloadSpec deepseek;
+  deepseek.model = FindModelPreset("deepseek-v3-like").value();
+  EXPECT_EQ(deepseek.model.moe_layers(), 58);
+  EXPECT_FALSE(deepseek.model.IsMoeLayer(2));
+  EXPECT_TRUE(deepseek.model.IsMoeLayer(3));
+  EXPECT_NEAR(deepseek.parameters() / 671e9, 1.0, 0.01);
+  EXPECT_NEAR(deepseek.active_parameters() / 37e9, 1.0, 0.06);
+  // FLOPs follow the active parameters: a top-2 of 8 model without attention or logits to
+  // speak of does 6 x active GEMM weights per token.
+  WorkloadSpec tiny;
+  tiny.model = mixtral.model;
+  tiny.model.seq = 1;
+  tiny.model.vocab = 1;
+  tiny.training.global_batch = 1;
+  tiny.training.recompute = Recompute::kNone;
+  const double gemm_weights = tiny.active_parameters() - 2.0 * 4096 - 32 * (2 * 4096 + 4096 * 8.0);
+  EXPECT_NEAR(tiny.iteration_flops() / (6 * gemm_weights + 3 * 32 * 4.0 * 4096), 1.0, 1e-3);
+  // moe_every: every other layer from the first.
+  ModelSpec alternating = mixtral.model;
+  alternating.moe_every = 2;
+  EXPECT_EQ(alternating.moe_layers(), 16);
+  EXPECT_TRUE(alternating.IsMoeLayer(0));
+  EXPECT_FALSE(alternating.IsMoeLayer(1));
+}
+
+TEST(WorkloadSpecTest, RankOrderParsing) {
+  EXPECT_EQ(ToString(ParseRankOrder("tp-dp-pp").value()), "tp-cp-ep-dp-pp");
+  EXPECT_EQ(ToString(ParseRankOrder("dp-tp-pp").value()), "ep-dp-tp-cp-pp");
+  EXPECT_EQ(ToString(ParseRankOrder("tp-ep-cp-dp-pp").value()), "tp-ep-cp-dp-pp");
+  EXPECT_EQ(ParseRankOrder("tp-dp").status().message(),
+            "'tp-dp': 'pp' missing (name tp, dp and pp once each and cp and ep at most once, "
+            "fastest first, as in \"tp-cp-ep-dp-pp\")");
+  EXPECT_THAT(ParseRankOrder("tp-xp-dp-pp").status().message(), HasSubstr("unknown axis 'xp'"));
+  EXPECT_THAT(ParseRankOrder("tp-cp-cp-dp-pp").status().message(), HasSubstr("'cp' named twice"));
+}
+
+// Uneven stages (Llama 3's 126 layers on 16 stages) and interleaved chunks.
+TEST(WorkloadSpecTest, StageAndChunkLayers) {
+  WorkloadSpec spec;
+  spec.model = FindModelPreset("llama3-405b").value();
+  spec.parallel.pp = 16;
+  spec.parallel.first_stage_layers = 7;
+  spec.parallel.last_stage_layers = 7;
+  EXPECT_EQ(spec.ChunkLayers(0, 0), (std::pair<int, int>{0, 7}));
+  EXPECT_EQ(spec.ChunkLayers(1, 0), (std::pair<int, int>{7, 15}));
+  EXPECT_EQ(spec.ChunkLayers(15, 0), (std::pair<int, int>{119, 126}));
+  spec.parallel.last_stage_layers = 0;  // 126 - 7 = 119 over 15 stages does not split
+  spec.training.global_batch = 16;
+  EXPECT_THAT(spec.Validate(128).message(),
+              HasSubstr("leaves 119 for the other 15 stages, which must split it evenly"));
+
+  WorkloadSpec v = Megatron17b();  // 24 layers
+  v.parallel.pp = 4;
+  v.parallel.virtual_stages = 3;
+  // Virtual stage c pp + s: 2 layers each; stage 1 holds layers 2-3, 10-11, 18-19.
+  EXPECT_EQ(v.ChunkLayers(1, 0), (std::pair<int, int>{2, 4}));
+  EXPECT_EQ(v.ChunkLayers(1, 2), (std::pair<int, int>{18, 20}));
+  EXPECT_EQ(v.StageLayers(1), 6);
+  EXPECT_TRUE(v.Validate(32).ok());  // dp 8, 64 micro-batches
+  v.training.global_batch = 8 * 6;   // 6 micro-batches: not a multiple of pp
+  EXPECT_EQ(v.Validate(32).message(),
+            "interleaved 1F1B needs the micro-batches per iteration (6) to be a multiple of "
+            "parallel.pp (4)");
+  v.training.global_batch = 512;
+  v.parallel.virtual_stages = 5;
+  EXPECT_EQ(v.Validate(32).message(),
+            "layers (24) is not divisible by parallel.pp x parallel.virtual_stages (4 x 5 = 20)");
+}
+
+TEST(WorkloadSpecTest, ValidateContextExpertAndShardingKeys) {
+  WorkloadSpec spec = Megatron17b();
+  WorkloadSpec w = spec;
+  w.parallel.cp = 2;
+  EXPECT_TRUE(w.Validate(32).ok());
+  EXPECT_EQ(w.data_parallel(32), 16);
+  w.training.flash_attention = false;
+  EXPECT_EQ(w.Validate(32).message(),
+            "parallel.cp > 1 needs training.attention = \"flash\" (ring attention)");
+  w = spec;
+  w.parallel.cp = 3;
+  EXPECT_THAT(w.Validate(48).message(),
+              HasSubstr("seq (2048) is not divisible by 2 x parallel.cp"));
+  w = spec;
+  w.parallel.ep = 2;
+  EXPECT_EQ(w.Validate(32).message(), "parallel.ep (2) needs an MoE model (experts > 0)");
+  w.model.experts = 6;
+  w.model.top_k = 2;
+  w.model.moe_ffn = 4096;
+  EXPECT_TRUE(w.Validate(32).ok());
+  w.parallel.ep = 4;
+  EXPECT_EQ(w.Validate(32).message(), "experts (6) is not divisible by parallel.ep (4)");
+  w.parallel.ep = 3;
+  EXPECT_THAT(w.Validate(32).message(), HasSubstr("parallel.dp (32) is not divisible by"));
+  w.parallel.ep = 1;
+  w.model.top_k = 7;
+  EXPECT_EQ(w.Validate(32).message(), "top_k (7) must be between 1 and experts (6)");
+  w = spec;
+  w.parallel.fsdp = true;
+  w.parallel.distributed_optimizer = true;
+  EXPECT_THAT(w.Validate(32).message(), HasSubstr("parallel.fsdp already shards"));
+  w = spec;
+  w.training.overlap_param_gather = true;
+  EXPECT_THAT(w.Validate(32).message(), HasSubstr("needs parallel.distributed_optimizer"));
+}
+
+// Sharding: ZeRO-1 divides the optimizer state by dp x cp, FSDP everything (plus two gathered
+// layers); experts are replicated over dp / ep x cp only.
+TEST(WorkloadSpecTest, ShardedMemory) {
+  WorkloadSpec spec = Megatron17b();
+  spec.parallel.dp = 32;
+  const WorkloadSpec::RankMemory plain = spec.rank_memory(32);
+  spec.parallel.distributed_optimizer = true;
+  const WorkloadSpec::RankMemory zero1 = spec.rank_memory(32);
+  EXPECT_DOUBLE_EQ(zero1.optimizer, plain.optimizer / 32);
+  EXPECT_DOUBLE_EQ(zero1.weights, plain.weights);
+  spec.parallel.distributed_optimizer = false;
+  spec.parallel.fsdp = true;
+  const WorkloadSpec::RankMemory fsdp = spec.rank_memory(32);
+  EXPECT_DOUBLE_EQ(fsdp.gradients, plain.gradients / 32);
+  EXPECT_DOUBLE_EQ(fsdp.optimizer, plain.optimizer / 32);
+  const double layer = spec.layer_dense_parameters(0);
+  EXPECT_DOUBLE_EQ(fsdp.weights, plain.weights / 32 + 2 * 2 * layer);
+
+  WorkloadSpec moe;
+  moe.model = FindModelPreset("mixtral-8x7b").value();
+  moe.parallel.ep = 8;
+  moe.parallel.dp = 16;
+  moe.parallel.distributed_optimizer = true;
+  moe.training.global_batch = 16;
+  const WorkloadSpec::RankMemory m = moe.rank_memory(16);
+  const double experts = 32 * 8 * moe.expert_parameters() / 8;  // a rank's experts: one per layer
+  const double dense = moe.parameters() - 32 * 8 * moe.expert_parameters();
+  EXPECT_NEAR(m.weights / (2 * (dense + experts)), 1.0, 1e-12);
+  EXPECT_NEAR(m.optimizer / (12 * (dense / 16 + experts / 2)), 1.0, 1e-12);
 }
 
 }  // namespace
