@@ -41,7 +41,16 @@ BENCHMARK_CAPTURE(Simulate, llama3_8b_x64, "llama3-8b-h100-x64.toml")
 BENCHMARK_CAPTURE(Simulate, llama3_405b_x16384, "llama3-405b-h100-x16384.toml")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+BENCHMARK_CAPTURE(Simulate, llama3_405b_x1024, "llama3-405b-h100-x1024.toml")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(Simulate, megatron_145b_x1536, "validation/megatron-a100-145.6b.toml")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(Simulate, mixtral_8x7b_x64, "mixtral-8x7b-h100-x64.toml")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(Simulate, deepseek_v3_like_x2048, "deepseek-v3-like-h100-x2048.toml")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
