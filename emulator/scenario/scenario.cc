@@ -362,26 +362,35 @@ class Resolver {
     return Status::Ok();
   }
 
-  // The mixture-of-experts keys of [workload] (over a preset's, when `from_preset` names it).
-  Status ResolveExperts(const TableReader& r, const std::string& from_preset, ModelSpec* model) {
-    struct Key {
-      std::string_view key;
-      int* target;
-      int min;
-    };
-    const std::array<Key, 6> keys = {{{"experts", &model->experts, 0},
-                                      {"top_k", &model->top_k, 1},
-                                      {"moe_ffn", &model->moe_ffn, 1},
-                                      {"moe_shared_ffn", &model->moe_shared_ffn, 0},
-                                      {"moe_first_dense", &model->moe_first_dense, 0},
-                                      {"moe_every", &model->moe_every, 1}}};
-    const std::string absent = from_preset.empty() ? "default" : from_preset;
-    for (const Key& key : keys) {
+  // Integer keys of `r` that replace a default (`absent` says which) when present, each at
+  // least its minimum.
+  struct IntegerKey {
+    std::string_view key;
+    int* target;
+    int min;
+  };
+  Status ApplyIntegers(const TableReader& r, const std::vector<IntegerKey>& keys,
+                       const std::string& absent) {
+    for (const IntegerKey& key : keys) {
       Field<int> field;
       MYRIAD_RETURN_IF_ERROR(r.Integer(key.key, &field));
       MYRIAD_RETURN_IF_ERROR(AtLeast(field, key.min));
       Apply(field, key.target, r.KeyPath(key.key), absent);
     }
+    return Status::Ok();
+  }
+
+  // The mixture-of-experts keys of [workload] (over a preset's, when `from_preset` names it).
+  Status ResolveExperts(const TableReader& r, const std::string& from_preset, ModelSpec* model) {
+    const std::string absent = from_preset.empty() ? "default" : from_preset;
+    MYRIAD_RETURN_IF_ERROR(ApplyIntegers(r,
+                                         {{{"experts", &model->experts, 0},
+                                           {"top_k", &model->top_k, 1},
+                                           {"moe_ffn", &model->moe_ffn, 1},
+                                           {"moe_shared_ffn", &model->moe_shared_ffn, 0},
+                                           {"moe_first_dense", &model->moe_first_dense, 0},
+                                           {"moe_every", &model->moe_every, 1}}},
+                                         absent));
     Field<double> capacity;
     MYRIAD_RETURN_IF_ERROR(r.Number("moe_capacity_factor", &capacity));
     if (capacity.present && !(capacity.value > 0))
@@ -430,22 +439,13 @@ class Resolver {
     Apply(tp, &parallel->tp, "workload.parallel.tp", "default");
     Apply(pp, &parallel->pp, "workload.parallel.pp", "default");
     Apply(dp, &parallel->dp, "workload.parallel.dp", "derived: GPUs / (tp x cp x pp)");
-    struct Count {
-      std::string_view key;
-      int* target;
-      int min;
-    };
-    const std::array<Count, 5> counts = {{{"cp", &parallel->cp, 1},
-                                          {"ep", &parallel->ep, 1},
-                                          {"virtual_stages", &parallel->virtual_stages, 1},
-                                          {"first_stage_layers", &parallel->first_stage_layers, 1},
-                                          {"last_stage_layers", &parallel->last_stage_layers, 1}}};
-    for (const Count& count : counts) {
-      Field<int> field;
-      MYRIAD_RETURN_IF_ERROR(r.Integer(count.key, &field));
-      MYRIAD_RETURN_IF_ERROR(AtLeast(field, count.min));
-      Apply(field, count.target, r.KeyPath(count.key), "default");
-    }
+    MYRIAD_RETURN_IF_ERROR(ApplyIntegers(r,
+                                         {{{"cp", &parallel->cp, 1},
+                                           {"ep", &parallel->ep, 1},
+                                           {"virtual_stages", &parallel->virtual_stages, 1},
+                                           {"first_stage_layers", &parallel->first_stage_layers, 1},
+                                           {"last_stage_layers", &parallel->last_stage_layers, 1}}},
+                                         "default"));
     Field<bool> fsdp;
     MYRIAD_RETURN_IF_ERROR(r.Boolean("fsdp", &fsdp));
     Apply(fsdp, &parallel->fsdp, "workload.parallel.fsdp", "default");

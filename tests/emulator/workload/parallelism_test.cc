@@ -208,57 +208,54 @@ TEST(InterleavedPipelineTest, BubbleFollowsTheTextbookFraction) {
   ExpectPeakMemoryMatchesPlan(s);
 }
 
+struct ShardedRun {
+  Tally rank0;
+  SimTime iteration = 0;
+  SimTime dp_exposed = 0;  // rank 0's, on dp.* communicators
+};
+
+// The wide GPT on one node with `parallel`, gathers overlapped or not; checks the memory plan.
+ShardedRun RunSharded(const std::string& name, const std::string& parallel, bool overlap) {
+  Scenario s =
+      Load(name + (overlap ? "_overlap.toml" : ".toml"), 1, parallel,
+           std::string("global_batch = 16\noverlap_param_gather = ") + (overlap ? "true" : "false"),
+           kWideGpt);
+  auto w = MakeSyntheticWorkload(*s.workload, s.cluster, true);
+  EXPECT_TRUE(w.ok()) << w.status().message();
+  ShardedRun run{Count(**w, 0)};
+  auto r = RunEngine(**w, s.cluster, EngineOptions{});
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  run.iteration = r->iteration_time();
+  for (const auto& [comm, time] : r->ranks[0].exposed_by_comm)
+    if (comm.rfind("dp.", 0) == 0) run.dp_exposed += time;
+  ExpectPeakMemoryMatchesPlan(s);
+  return run;
+}
+
 // FSDP gathers each unit's weights before its forward and its backward and reduce-scatters its
 // gradients after every backward; nothing is all-reduced and the optimizer gathers nothing.
 // Prefetching the gathers on their own stream hides most of them.
 TEST(ShardingTest, FsdpGathersEveryUnitAndPrefetchHidesIt) {
-  auto run = [](bool overlap) {
-    Scenario s = Load(
-        overlap ? "fsdp_overlap.toml" : "fsdp.toml", 1, "tp = 1\npp = 1\nfsdp = true",
-        std::string("global_batch = 16\noverlap_param_gather = ") + (overlap ? "true" : "false"),
-        kWideGpt);
-    auto w = MakeSyntheticWorkload(*s.workload, s.cluster, true);
-    EXPECT_TRUE(w.ok()) << w.status().message();
-    const Tally t = Count(**w, 0);
-    auto r = RunEngine(**w, s.cluster, EngineOptions{});
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    ExpectPeakMemoryMatchesPlan(s);
-    SimTime dp_exposed = 0;
-    for (const auto& [comm, time] : r->ranks[0].exposed_by_comm)
-      if (comm.rfind("dp.", 0) == 0) dp_exposed += time;
-    return std::tuple(t, r->iteration_time(), dp_exposed);
-  };
-  const auto [t, time, exposed] = run(false);
+  const ShardedRun plain = RunSharded("fsdp", "tp = 1\npp = 1\nfsdp = true", false);
   const int units = 1 + 8 + 1, m = 2;  // embedding, layers, output; 16 / dp 8
-  EXPECT_EQ(t.calls.at("dp allgather"), 2 * m * units);
-  EXPECT_EQ(t.calls.at("dp reducescatter"), m * units);
-  EXPECT_EQ(t.calls.count("dp allreduce"), 0u);
-  const auto [t2, time2, exposed2] = run(true);
-  EXPECT_EQ(t2.calls.at("dp allgather"), 2 * m * units);
-  EXPECT_LT(time2, time);
-  EXPECT_LT(exposed2, exposed);
+  EXPECT_EQ(plain.rank0.calls.at("dp allgather"), 2 * m * units);
+  EXPECT_EQ(plain.rank0.calls.at("dp reducescatter"), m * units);
+  EXPECT_EQ(plain.rank0.calls.count("dp allreduce"), 0u);
+  const ShardedRun overlap = RunSharded("fsdp", "tp = 1\npp = 1\nfsdp = true", true);
+  EXPECT_EQ(overlap.rank0.calls.at("dp allgather"), 2 * m * units);
+  EXPECT_LT(overlap.iteration, plain.iteration);
+  EXPECT_LT(overlap.dp_exposed, plain.dp_exposed);
 }
 
 // ZeRO-1 with overlap_param_gather: the updated weights are gathered unit by unit before the
 // first forward that needs them, not after the optimizer step.
 TEST(ShardingTest, DistributedOptimizerGathersBeforeTheFirstForward) {
-  auto run = [](bool overlap) {
-    Scenario s = Load(
-        overlap ? "z1_overlap.toml" : "z1.toml", 1, "tp = 2\npp = 2\ndistributed_optimizer = true",
-        std::string("global_batch = 16\noverlap_param_gather = ") + (overlap ? "true" : "false"),
-        kWideGpt);
-    auto w = MakeSyntheticWorkload(*s.workload, s.cluster, true);
-    EXPECT_TRUE(w.ok()) << w.status().message();
-    const Tally t = Count(**w, 0);
-    auto r = RunEngine(**w, s.cluster, EngineOptions{});
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return std::pair(t.calls.at("dp allgather"), r->iteration_time());
-  };
-  const auto [gathers, time] = run(false);
-  const auto [gathers_overlap, time_overlap] = run(true);
-  EXPECT_EQ(gathers, 1);
-  EXPECT_EQ(gathers_overlap, 1 + 4);  // stage 0: the embedding and 4 layers
-  EXPECT_LT(time_overlap, time);
+  const std::string parallel = "tp = 2\npp = 2\ndistributed_optimizer = true";
+  const ShardedRun plain = RunSharded("z1", parallel, false);
+  const ShardedRun overlap = RunSharded("z1", parallel, true);
+  EXPECT_EQ(plain.rank0.calls.at("dp allgather"), 1);
+  EXPECT_EQ(overlap.rank0.calls.at("dp allgather"), 1 + 4);  // stage 0: the embedding, 4 layers
+  EXPECT_LT(overlap.iteration, plain.iteration);
 }
 
 // Uneven stages hold the layers asked for; each stage's memory and the FLOPs follow.
