@@ -14,12 +14,6 @@
 #include "myriad/netmodel/hardware.h"
 #include "scenario/toml_reader.h"
 
-// Scenario errors pass straight up to the caller; this keeps the many checks readable.
-#define MYRIAD_RETURN_IF_ERROR(expr)                            \
-  do {                                                          \
-    if (Status status_ = (expr); !status_.ok()) return status_; \
-  } while (0)
-
 namespace myriad::emulator {
 namespace {
 

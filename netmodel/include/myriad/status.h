@@ -53,3 +53,9 @@ class Result {
 };
 
 }  // namespace myriad
+
+// Passes a failed Status straight up to the caller; keeps chains of checks readable.
+#define MYRIAD_RETURN_IF_ERROR(expr)                                      \
+  do {                                                                    \
+    if (::myriad::Status status_ = (expr); !status_.ok()) return status_; \
+  } while (0)
