@@ -80,14 +80,19 @@ int RunReplay(const std::vector<std::string>& args, std::ostream& out, std::ostr
     err << "myriad: error: " << workload.status().message() << "\n";
     return kExitBadInput;
   }
-  auto result = emulator::RunEngine(**workload, scenario->cluster, flags.engine_options());
+  const emulator::EngineOptions options = flags.engine_options(*scenario);
+  auto result = emulator::RunEngine(**workload, scenario->cluster, options);
   if (!result.ok()) {
     err << "myriad: error: " << result.status().message() << "\n";
     return kExitFailure;
   }
-  emulator::RunContext context{"replay",      scenario->name,
-                               scenario_path, (*workload)->description(),
-                               "analytical",  &scenario->cluster, {}};
+  emulator::RunContext context{"replay",
+                               scenario->name,
+                               scenario_path,
+                               (*workload)->description(),
+                               std::string(netmodel::ToString(options.fidelity)),
+                               &scenario->cluster,
+                               {}};
   return FinishRun(*result, context, flags, out, err);
 }
 

@@ -200,7 +200,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   emulator::RecordingWorkload recording(**workload);
   emulator::Workload& engine_input =
       record_path.empty() ? static_cast<emulator::Workload&>(**workload) : recording;
-  auto result = emulator::RunEngine(engine_input, cluster, flags.engine_options());
+  const emulator::EngineOptions options = flags.engine_options(*scenario);
+  auto result = emulator::RunEngine(engine_input, cluster, options);
   launcher.join();
   (*workload)->Stop();
 
@@ -229,8 +230,13 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
       return kExitFailure;
     }
   }
-  emulator::RunContext context{"run",        scenario->name, scenario_path, live.description,
-                               "analytical", &cluster, {}};
+  emulator::RunContext context{"run",
+                               scenario->name,
+                               scenario_path,
+                               live.description,
+                               std::string(netmodel::ToString(options.fidelity)),
+                               &cluster,
+                               {}};
   return FinishRun(*result, context, flags, out, err);
 }
 

@@ -99,8 +99,12 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
     auto v = value();
     if (!v)
       error = "--fidelity needs a value";
-    else if (*v != "analytical")
-      error = "--fidelity " + *v + " is not supported yet (only analytical)";
+    else if (auto parsed = netmodel::ParseFidelity(*v); !parsed.ok())
+      error = "--fidelity must be analytical or flow, got '" + *v + "'";
+    else {
+      o.fidelity = *parsed;
+      flags.fidelity_given = true;
+    }
     return true;
   }
   if (a == "--log-level") {

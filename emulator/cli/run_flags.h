@@ -7,6 +7,7 @@
 
 #include "myriad/emulator/engine.h"
 #include "myriad/emulator/report.h"
+#include "myriad/emulator/scenario.h"
 
 namespace myriad::cli {
 
@@ -14,11 +15,15 @@ struct RunFlags {
   emulator::EngineOptions engine;
   std::string report_path;
   std::string timeline_path;
+  bool fidelity_given = false;  // --fidelity overrides the scenario's [network] fidelity
   RunFlags() { engine.timeline_max_ranks = 64; }
-  // The engine options of the run: no timeline is recorded unless one is written.
-  emulator::EngineOptions engine_options() const {
+  // The engine options of a run on `scenario`: its [network] settings, the command line's
+  // fidelity if given, and no timeline unless one is written.
+  emulator::EngineOptions engine_options(const emulator::Scenario& scenario) const {
     emulator::EngineOptions options = engine;
     if (timeline_path.empty()) options.timeline_max_ranks = 0;
+    if (!fidelity_given) options.fidelity = scenario.fidelity;
+    options.flow = scenario.flow;
     return options;
   }
 };
@@ -35,7 +40,8 @@ inline constexpr const char* kRunFlagsUsage =
     "                           rank is in flight (default 0.1)\n"
     "  --iteration-marker NAME  markers (trace marker ops, NVTX marks) that delimit\n"
     "                           iterations (default \"iteration\")\n"
-    "  --fidelity analytical    the network model (analytical; flow arrives with issue 6)\n"
+    "  --fidelity MODEL         the network model: analytical (each collective alone) or flow\n"
+    "                           (flows sharing links; default: the scenario's [network])\n"
     "  --log-level LEVEL        trace, debug, info, warn (default), error, off\n";
 
 // If args[i] is one of the flags above, consumes it and its value and returns true; a bad

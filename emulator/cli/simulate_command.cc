@@ -77,7 +77,8 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
     err << "myriad: error: " << workload.status().message() << "\n";
     return kExitBadInput;
   }
-  auto result = emulator::RunEngine(**workload, cluster, flags.engine_options());
+  const emulator::EngineOptions options = flags.engine_options(*scenario);
+  auto result = emulator::RunEngine(**workload, cluster, options);
   if (!result.ok()) {
     err << "myriad: error: " << result.status().message() << "\n";
     return kExitFailure;
@@ -135,9 +136,13 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
   if (par.cp > 1) layout += fmt::format(" x cp {}", par.cp);
   if (par.ep > 1) layout += fmt::format(", ep {}", par.ep);
   if (v > 1) layout += fmt::format(", {} virtual stages", v);
-  emulator::RunContext context{
-      "simulate", scenario->name, scenario_path, (*workload)->description(), "analytical", &cluster,
-      {}};
+  emulator::RunContext context{"simulate",
+                               scenario->name,
+                               scenario_path,
+                               (*workload)->description(),
+                               std::string(netmodel::ToString(options.fidelity)),
+                               &cluster,
+                               {}};
   context.extra = {
       {"gpus", fmt::format("{}", cluster.total_gpus())},
       {"tokens_per_second", fmt::format("{:.1f}", tokens / seconds)},

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include "engine/log.h"
@@ -105,6 +106,17 @@ Status Simulation::ArriveCollective(int rank, int slot, const Op& call) {
   if (!est.ok())
     return Status::InvalidArgument(
         fmt::format("{} (#{}): {}", Describe(call), seq, est.status().message()));
+  if (flow_) {
+    // Its flows share the links with everything else in flight; it ends when they do.
+    netmodel::CollectiveRequest request;
+    request.op = call.coll;
+    request.bytes = BufferBytes(call, comm.layout.ranks);
+    request.ranks = comm.layout.ranks;
+    std::vector<std::pair<int, int>> members = std::move(inst.members);
+    colls_.erase(key);
+    return StartTransfer(flow_->Start(ToMicros(now_), request, *est, comm.gpus), std::move(members),
+                         call, true);
+  }
   const SimTime end = now_ + FromMicros(est->time_us);
   Log().debug("{} (#{}): all {} ranks arrived; {}/{} takes {:.3f} us", Describe(call), seq, n,
               netmodel::ToString(est->algorithm), netmodel::ToString(est->protocol), est->time_us);
@@ -163,6 +175,17 @@ Status Simulation::ArriveP2p(int rank, int slot, const Op& call) {
       request, model_.LayoutOf({workload_.gpu_of(comm.ranks[static_cast<size_t>(src)]),
                                 workload_.gpu_of(comm.ranks[static_cast<size_t>(dst)])}));
   if (!est.ok()) return est.status();
+  if (flow_) {
+    const Op send_call = inst.send_op;
+    std::vector<std::pair<int, int>> members = {{inst.send_rank, inst.send_slot},
+                                                {inst.recv_rank, inst.recv_slot}};
+    const int src_gpu = workload_.gpu_of(comm.ranks[static_cast<size_t>(src)]);
+    const int dst_gpu = workload_.gpu_of(comm.ranks[static_cast<size_t>(dst)]);
+    p2ps_.erase(key);
+    return StartTransfer(
+        flow_->StartSend(ToMicros(now_), src_gpu, dst_gpu, static_cast<double>(bytes), *est),
+        std::move(members), send_call, false);
+  }
   const SimTime end = now_ + FromMicros(est->time_us);
   Log().debug("{} (#{}) matched by rank {}: {:.3f} us", Describe(s), seq, inst.recv_rank,
               est->time_us);
@@ -174,6 +197,61 @@ Status Simulation::ArriveP2p(int rank, int slot, const Op& call) {
   Resolve(send_rank, send_slot, end, detail);
   Resolve(recv_rank, recv_slot, end, detail);
   return Status::Ok();
+}
+
+Status Simulation::StartTransfer(Result<std::uint64_t> id, std::vector<std::pair<int, int>> members,
+                                 const Op& call, bool collective) {
+  if (!id.ok())
+    return Status::InvalidArgument(fmt::format("{}: {}", Describe(call), id.status().message()));
+  for (const auto& [member, slot] : members) BeginComm(member, slot);
+  Transfer t;
+  t.members = std::move(members);
+  t.collective = collective;
+  if (collective) {
+    const Communicator& comm = comms_.at(call.comm);
+    t.key =
+        EstimateKey{call.comm, static_cast<int>(call.coll), BufferBytes(call, comm.layout.ranks)};
+    t.what = fmt::format("{} {} B", netmodel::ToString(call.coll), t.key.bytes);
+  } else {
+    t.what = fmt::format("{} B rank {} -> rank {}", call.count * SizeOf(call.dtype),
+                         t.members[0].first, t.members[1].first);
+  }
+  transfers_.emplace(*id, std::move(t));
+  ScheduleNetwork();
+  return Status::Ok();
+}
+
+// The flow model finished transfers by now: their members' ops end when it says (after the
+// start-up latency and pipeline fill that follow the last flow).
+void Simulation::AdvanceNetwork() {
+  std::vector<netmodel::FlowModel::Done> done;
+  flow_->AdvanceTo(ToMicros(now_), &done);
+  for (const netmodel::FlowModel::Done& d : done) {
+    auto it = transfers_.find(d.id);
+    if (it == transfers_.end()) continue;
+    const Transfer& t = it->second;
+    const SimTime end = std::max(now_, static_cast<SimTime>(std::ceil(d.end_us * 1e6)));
+    const SimTime took = FromMicros(d.time_us);
+    if (t.collective) {
+      auto& [total, longest] = flow_times_[t.key];
+      total += took;
+      longest = std::max(longest, took);
+    }
+    const std::string detail =
+        fmt::format("{} {:.3f} us (flow; {:.3f} us alone, x{:.2f})", t.what, d.time_us,
+                    d.uncontended_us, d.uncontended_us > 0 ? d.time_us / d.uncontended_us : 1.0);
+    for (const auto& [member, slot] : t.members) Resolve(member, slot, end, detail);
+    transfers_.erase(it);
+  }
+  ScheduleNetwork();
+}
+
+void Simulation::ScheduleNetwork() {
+  const double next = flow_->NextEventUs();
+  if (!std::isfinite(next)) return;
+  // Rounded up to the picosecond: the flow model then finds the flow done.
+  const SimTime at = std::max(now_, static_cast<SimTime>(std::ceil(next * 1e6)));
+  events_.Push(at, EventType::kNetwork, 0, 0, ++network_generation_);
 }
 
 Result<netmodel::CollectiveEstimate> Simulation::TimeCollective(const Communicator& comm,

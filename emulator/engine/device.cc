@@ -163,15 +163,20 @@ void Simulation::SetCommActive(Rank& r, int delta) {
   }
 }
 
-void Simulation::Resolve(int rank, int slot, SimTime end, std::string detail) {
+void Simulation::BeginComm(int rank, int slot) {
   Rank& r = *ranks_[static_cast<size_t>(rank)];
   DeviceOp& d = r.streams[static_cast<size_t>(slot)].queue.front();
-  if (d.comm_start < 0) {
-    Account(r);
-    SetCommActive(r, +1);
-    TrackCommInFlight(r, d, +1);
-    d.comm_start = now_;
-  }
+  if (d.comm_start >= 0) return;
+  Account(r);
+  SetCommActive(r, +1);
+  TrackCommInFlight(r, d, +1);
+  d.comm_start = now_;
+}
+
+void Simulation::Resolve(int rank, int slot, SimTime end, std::string detail) {
+  BeginComm(rank, slot);
+  Rank& r = *ranks_[static_cast<size_t>(rank)];
+  DeviceOp& d = r.streams[static_cast<size_t>(slot)].queue.front();
   d.comm_end = std::max(d.comm_end, end);
   if (r.traced && !detail.empty()) {
     if (!d.detail.empty()) d.detail += ", ";

@@ -77,9 +77,15 @@ Status Simulation::Prepare() {
                                                    names_.Name(spec.name), gpu,
                                                    cluster_.total_gpus() - 1));
     comm.layout = model_.LayoutOf(gpus);
+    comm.gpus = std::move(gpus);
     if (!comms_.emplace(spec.name, std::move(comm)).second)
       return Status::InvalidArgument(
           fmt::format("communicator '{}' is declared twice", names_.Name(spec.name)));
+  }
+  if (options_.fidelity == netmodel::Fidelity::kFlow) {
+    auto flow = netmodel::FlowModel::Create(cluster_, options_.flow);
+    if (!flow.ok()) return flow.status();
+    flow_ = std::move(flow).value();
   }
   const std::vector<int> traced = SampleRanks(world, options_.timeline_max_ranks);
   ranks_.reserve(static_cast<size_t>(world));
@@ -142,6 +148,9 @@ Status Simulation::Run() {
             break;
           case EventType::kWake:
             if (--r.pending_waits == 0) WakeHost(r);
+            break;
+          case EventType::kNetwork:
+            if (e.generation == network_generation_) AdvanceNetwork();
             break;
         }
         continue;
@@ -255,6 +264,10 @@ RunResult Simulation::Collect() {
     c.protocol = e.protocol;
     c.calls = calls;
     c.duration = FromMicros(e.time_us);
+    if (auto it = flow_times_.find(key); it != flow_times_.end()) {
+      c.flow_mean = it->second.first / static_cast<SimTime>(calls);
+      c.flow_max = it->second.second;
+    }
     result.collectives.push_back(std::move(c));
   }
   std::sort(result.collectives.begin(), result.collectives.end(),

@@ -14,6 +14,7 @@ enum class EventType : std::uint8_t {
   kStart,     // a stream's head op may start now
   kComplete,  // a stream's head op finishes now
   kWake,      // a rank's host thread resumes now (event query)
+  kNetwork,   // the flow model's next flow ends now (stale unless generation is current)
 };
 
 struct Event {

@@ -23,6 +23,7 @@
 #include "myriad/emulator/engine.h"
 #include "myriad/emulator/kernel_timing.h"
 #include "myriad/netmodel/collective.h"
+#include "myriad/netmodel/flow_model.h"
 
 namespace myriad::emulator::engine {
 
@@ -122,6 +123,7 @@ struct Communicator {
   NameId name = 0;
   std::vector<int> ranks;                  // member i = communicator rank i
   std::unordered_map<int, int> comm_rank;  // global rank -> communicator rank
+  std::vector<int> gpus;                   // the GPUs its collectives are timed on, in order
   netmodel::CommLayout layout;
 };
 
@@ -192,6 +194,14 @@ class Simulation {
   Status ArriveCollective(int rank, int slot, const Op& call);
   Status ArriveP2p(int rank, int slot, const Op& call);
   void Resolve(int rank, int slot, SimTime end, std::string detail);
+  // The communication of the head op of (rank, slot) is in flight from now on.
+  void BeginComm(int rank, int slot);
+  // Flow fidelity: hands a matched collective or send to the flow model, and handles what
+  // the model finished by now.
+  Status StartTransfer(Result<std::uint64_t> id, std::vector<std::pair<int, int>> members,
+                       const Op& call, bool collective);
+  void AdvanceNetwork();
+  void ScheduleNetwork();
   Result<netmodel::CollectiveEstimate> TimeCollective(const Communicator& comm, const Op& call);
   std::string Describe(const Op& call) const;
   std::string DeadlockReport();
@@ -230,6 +240,18 @@ class Simulation {
   };
   std::map<EstimateKey, netmodel::CollectiveEstimate> estimates_;
   std::map<EstimateKey, std::uint64_t> estimate_calls_;
+  // Flow fidelity: the model, the transfers in flight and whom each resolves, and per
+  // collective kind the total and longest time calls took.
+  std::unique_ptr<netmodel::FlowModel> flow_;
+  struct Transfer {
+    std::vector<std::pair<int, int>> members;  // (rank, slot)
+    EstimateKey key;
+    bool collective = false;
+    std::string what;  // for the timeline
+  };
+  std::unordered_map<std::uint64_t, Transfer> transfers_;
+  std::uint64_t network_generation_ = 0;
+  std::map<EstimateKey, std::pair<SimTime, SimTime>> flow_times_;
   Status error_;
   bool failed_ = false;
   std::vector<TimelineSlice> timeline_;

@@ -119,13 +119,24 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
     }
   }
   if (!result.collectives.empty()) {
+    // Flow fidelity: the mean time per call with the traffic around it, beside the time alone.
+    const bool flow = context.fidelity == "flow";
     out += fmt::format("\ncollectives (network model: {})\n", context.fidelity);
-    out += fmt::format("  {:<14} {:<14} {:>12} {:>8} {:>14}  {}\n", "communicator", "op", "size",
-                       "calls", "us per call", "algorithm");
-    for (const CollectiveStats& c : result.collectives)
-      out += fmt::format("  {:<14} {:<14} {:>12} {:>8} {:>14}  {}/{}\n", c.comm,
-                         netmodel::ToString(c.op), Bytes(c.bytes), c.calls, Us(c.duration),
-                         netmodel::ToString(c.algorithm), netmodel::ToString(c.protocol));
+    out += fmt::format("  {:<14} {:<14} {:>12} {:>8} {:>14}", "communicator", "op", "size", "calls",
+                       "us per call");
+    if (flow) out += fmt::format(" {:>14} {:>9}", "us alone", "slowdown");
+    out += "  algorithm\n";
+    for (const CollectiveStats& c : result.collectives) {
+      out += fmt::format("  {:<14} {:<14} {:>12} {:>8} {:>14}", c.comm, netmodel::ToString(c.op),
+                         Bytes(c.bytes), c.calls, Us(flow ? c.flow_mean : c.duration));
+      if (flow)
+        out += fmt::format(" {:>14} {:>8.2f}x", Us(c.duration),
+                           c.duration > 0
+                               ? static_cast<double>(c.flow_mean) / static_cast<double>(c.duration)
+                               : 1.0);
+      out +=
+          fmt::format("  {}/{}\n", netmodel::ToString(c.algorithm), netmodel::ToString(c.protocol));
+    }
   }
   return out;
 }
@@ -149,7 +160,8 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
   out += fmt::format("  \"total_time_us\": {},\n", Us(result.total_time));
   out += fmt::format("  \"slowest_rank\": {},\n", SlowestRank(result));
   out += fmt::format("  \"simulated_ops\": {},\n", result.simulated_ops);
-  for (const auto& [key, value] : context.extra) out += fmt::format("  {}: {},\n", Json(key), value);
+  for (const auto& [key, value] : context.extra)
+    out += fmt::format("  {}: {},\n", Json(key), value);
   out += fmt::format(
       "  \"breakdown_us\": {{\"compute\": {}, \"exposed_comm\": {}, \"idle\": {}}},\n",
       spread(SpreadOf(result.ranks, [](const RankResult& r) { return r.compute; })),
@@ -172,12 +184,22 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
   out += "  \"collectives\": [";
   for (size_t i = 0; i < result.collectives.size(); ++i) {
     const CollectiveStats& c = result.collectives[i];
+    // Flow fidelity: time_us is the mean per call with contention; alone_us the analytical
+    // time, max_us the longest call, slowdown their ratio.
+    const bool flow = context.fidelity == "flow";
+    std::string flow_keys;
+    if (flow)
+      flow_keys = fmt::format(
+          ", \"alone_us\": {}, \"max_us\": {}, \"slowdown\": {:.4f}", Us(c.duration),
+          Us(c.flow_max),
+          c.duration > 0 ? static_cast<double>(c.flow_mean) / static_cast<double>(c.duration)
+                         : 1.0);
     out += fmt::format(
         "{}\n    {{\"comm\": {}, \"op\": {}, \"bytes\": {}, \"calls\": {}, \"time_us\": {}, "
-        "\"algorithm\": {}, \"protocol\": {}, \"model\": {}}}",
+        "\"algorithm\": {}, \"protocol\": {}, \"model\": {}{}}}",
         i ? "," : "", Json(c.comm), Json(netmodel::ToString(c.op)), c.bytes, c.calls,
-        Us(c.duration), Json(netmodel::ToString(c.algorithm)), Json(netmodel::ToString(c.protocol)),
-        Json(context.fidelity));
+        Us(flow ? c.flow_mean : c.duration), Json(netmodel::ToString(c.algorithm)),
+        Json(netmodel::ToString(c.protocol)), Json(context.fidelity), flow_keys);
   }
   out += result.collectives.empty() ? "],\n" : "\n  ],\n";
   out += "  \"ranks\": [";

@@ -146,7 +146,8 @@ class Resolver {
 
   Status Resolve(const TomlNode& document) {
     Result<TableReader> root = TableReader::Open(
-        document, "", {"include", "name", "description", "cluster", "launch", "workload"});
+        document, "",
+        {"include", "name", "description", "cluster", "launch", "workload", "network"});
     if (!root.ok()) return root.status();
     Field<std::string> name, description;
     MYRIAD_RETURN_IF_ERROR(root->String("name", &name));
@@ -173,6 +174,7 @@ class Resolver {
       return ErrorAt(cluster->pos(), "cluster", valid.message());
     }
     MYRIAD_RETURN_IF_ERROR(ResolveLaunch(*root));
+    MYRIAD_RETURN_IF_ERROR(ResolveNetwork(*root));
     return ResolveWorkload(*root);
   }
 
@@ -370,6 +372,112 @@ class Resolver {
       MYRIAD_RETURN_IF_ERROR(r.Integer(key.key, &field));
       MYRIAD_RETURN_IF_ERROR(AtLeast(field, key.min));
       Apply(field, key.target, r.KeyPath(key.key), absent);
+    }
+    return Status::Ok();
+  }
+
+  // [network]: fidelity, routing, degraded or failed links and background traffic. The flow
+  // model is built once here so that a pattern matching no link or a GPU outside the cluster
+  // is an error at its entry.
+  Status ResolveNetwork(const TableReader& root) {
+    const TomlNode* table;
+    MYRIAD_RETURN_IF_ERROR(root.Table("network", &table));
+    if (table == nullptr) return Status::Ok();
+    Result<TableReader> reader =
+        TableReader::Open(*table, "network", {"fidelity", "routing", "links", "background"});
+    if (!reader.ok()) return reader.status();
+    const TableReader& r = *reader;
+    Field<std::string> fidelity, routing;
+    MYRIAD_RETURN_IF_ERROR(r.String("fidelity", &fidelity));
+    if (fidelity.present) {
+      Result<netmodel::Fidelity> parsed = netmodel::ParseFidelity(fidelity.value);
+      if (!parsed.ok())
+        return fidelity.Error(
+            fmt::format("must be \"analytical\" or \"flow\", got '{}'", fidelity.value));
+      scenario_.fidelity = *parsed;
+    }
+    Record("network.fidelity", fidelity.present ? Override(fidelity.pos) : "default");
+    MYRIAD_RETURN_IF_ERROR(r.String("routing", &routing));
+    if (routing.present) {
+      if (routing.value == "ecmp") {
+        scenario_.flow.routing = netmodel::Routing::kEcmp;
+      } else if (routing.value == "spray") {
+        scenario_.flow.routing = netmodel::Routing::kSpray;
+      } else {
+        return routing.Error(fmt::format("must be \"ecmp\" or \"spray\", got '{}'", routing.value));
+      }
+    }
+    Record("network.routing", routing.present ? Override(routing.pos) : "default");
+    std::vector<const TomlNode*> links, background;
+    MYRIAD_RETURN_IF_ERROR(r.TableList("links", &links));
+    MYRIAD_RETURN_IF_ERROR(r.TableList("background", &background));
+    // Each entry is checked alone against the cluster, so the error lands on it.
+    auto check = [&](const TableReader& entry, const netmodel::FlowOptions& one) -> Status {
+      auto model = netmodel::FlowModel::Create(cluster_, one);
+      if (!model.ok()) return ErrorAt(entry.pos(), entry.path(), model.status().message());
+      return Status::Ok();
+    };
+    for (size_t i = 0; i < links.size(); ++i) {
+      Result<TableReader> e =
+          TableReader::Open(*links[i], fmt::format("network.links[{}]", i), {"name", "rate"});
+      if (!e.ok()) return e.status();
+      Field<std::string> name;
+      Field<double> rate;
+      MYRIAD_RETURN_IF_ERROR(e->String("name", &name));
+      if (!name.present) return e->Missing("name", "a link name or pattern such as \"leaf0.up*\"");
+      MYRIAD_RETURN_IF_ERROR(e->Number("rate", &rate));
+      if (!rate.present)
+        return e->Missing("rate", "the fraction of its rate the link runs at (0: failed)");
+      if (rate.value < 0 || rate.value > 1)
+        return rate.Error(fmt::format("must be in [0, 1] (0 fails the link), got {}", rate.value));
+      netmodel::FlowOptions one;
+      one.routing = scenario_.flow.routing;
+      one.links.push_back({name.value, rate.value});
+      MYRIAD_RETURN_IF_ERROR(check(*e, one));
+      scenario_.flow.links.push_back(one.links.back());
+    }
+    for (size_t i = 0; i < background.size(); ++i) {
+      Result<TableReader> e =
+          TableReader::Open(*background[i], fmt::format("network.background[{}]", i),
+                            {"links", "load", "op", "first_gpu", "gpus", "stride"});
+      if (!e.ok()) return e.status();
+      netmodel::BackgroundTraffic bg;
+      Field<std::string> pattern, op;
+      Field<double> load;
+      MYRIAD_RETURN_IF_ERROR(e->String("links", &pattern));
+      MYRIAD_RETURN_IF_ERROR(e->Number("load", &load));
+      MYRIAD_RETURN_IF_ERROR(e->String("op", &op));
+      if (pattern.present == op.present)
+        return ErrorAt(e->pos(), e->path(),
+                       "give either links and load (a share of those links' capacity) or op "
+                       "and gpus (another job's collective)");
+      if (pattern.present) {
+        if (!load.present) return e->Missing("load", "the fraction of the links' capacity in use");
+        if (load.value < 0 || load.value >= 1)
+          return load.Error(fmt::format("must be in [0, 1), got {}", load.value));
+        bg.links = pattern.value;
+        bg.load = load.value;
+      } else {
+        Result<netmodel::CollectiveOp> parsed = netmodel::ParseCollectiveOp(op.value);
+        if (!parsed.ok()) return op.Error(parsed.status().message());
+        bg.op = *parsed;
+        Field<int> first, count, stride;
+        MYRIAD_RETURN_IF_ERROR(e->Integer("first_gpu", &first));
+        MYRIAD_RETURN_IF_ERROR(AtLeast(first, 0));
+        MYRIAD_RETURN_IF_ERROR(e->Integer("gpus", &count));
+        if (!count.present) return e->Missing("gpus", "how many GPUs the other job uses");
+        MYRIAD_RETURN_IF_ERROR(AtLeast(count, 2));
+        MYRIAD_RETURN_IF_ERROR(e->Integer("stride", &stride));
+        MYRIAD_RETURN_IF_ERROR(AtLeast(stride, 1));
+        const int step = stride.present ? stride.value : 1;
+        for (int g = 0; g < count.value; ++g)
+          bg.gpus.push_back((first.present ? first.value : 0) + g * step);
+      }
+      netmodel::FlowOptions one;
+      one.routing = scenario_.flow.routing;
+      one.background.push_back(bg);
+      MYRIAD_RETURN_IF_ERROR(check(*e, one));
+      scenario_.flow.background.push_back(bg);
     }
     return Status::Ok();
   }

@@ -347,6 +347,20 @@ Status TableReader::Table(std::string_view key, const TomlNode** out) const {
   return Lookup(key, TomlNode::Type::kTable, "a table", out);
 }
 
+Status TableReader::TableList(std::string_view key, std::vector<const TomlNode*>* out) const {
+  out->clear();
+  const TomlNode* array = nullptr;
+  MYRIAD_RETURN_IF_ERROR(Lookup(key, TomlNode::Type::kArray, "an array of tables", &array));
+  if (array == nullptr) return Status::Ok();
+  for (const TomlNode& element : array->elements) {
+    if (element.type != TomlNode::Type::kTable)
+      return ErrorAt(element.pos, KeyPath(key),
+                     fmt::format("expected a table, got {}", TypeName(element.type)));
+    out->push_back(&element);
+  }
+  return Status::Ok();
+}
+
 Status TableReader::Missing(std::string_view key, std::string_view what) const {
   return ErrorAt(pos(), KeyPath(key), fmt::format("missing required key ({})", what));
 }

@@ -109,6 +109,8 @@ class TableReader {
   Status StringList(std::string_view key, std::vector<Field<std::string>>* out) const;
   // A sub-table, or nullptr when absent.
   Status Table(std::string_view key, const TomlNode** out) const;
+  // An array of tables ([[key]] or [{...}, ...]); empty when absent.
+  Status TableList(std::string_view key, std::vector<const TomlNode*>* out) const;
 
   // "FILE:LINE:COLUMN: PATH.key: missing required key", at this table's position.
   Status Missing(std::string_view key, std::string_view what) const;

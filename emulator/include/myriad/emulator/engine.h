@@ -13,6 +13,7 @@
 #include "myriad/emulator/op_source.h"
 #include "myriad/netmodel/cluster.h"
 #include "myriad/netmodel/collective.h"
+#include "myriad/netmodel/flow_model.h"
 #include "myriad/status.h"
 
 namespace myriad::emulator {
@@ -43,6 +44,10 @@ struct EngineOptions {
   std::string log_level = "warn";
   // Stack size of each rank's fiber.
   std::size_t fiber_stack_bytes = 64 * 1024;
+  // How collectives and sends are timed: alone by the analytical model, or as flows that
+  // share the cluster's links with everything else in flight (docs/network.md).
+  netmodel::Fidelity fidelity = netmodel::Fidelity::kAnalytical;
+  netmodel::FlowOptions flow;  // routing, link changes, background traffic (flow fidelity)
 };
 
 // One slice of the timeline: an op on a stream, host work or a wait on the host track.
@@ -84,7 +89,10 @@ struct CollectiveStats {
   netmodel::Algorithm algorithm = netmodel::Algorithm::kRing;
   netmodel::Protocol protocol = netmodel::Protocol::kSimple;
   std::uint64_t calls = 0;  // communicator-wide calls (not per rank)
-  SimTime duration = 0;     // of one call
+  SimTime duration = 0;     // of one call, alone (the analytical model)
+  // Flow fidelity: the mean and longest time a call took with the traffic around it.
+  SimTime flow_mean = 0;
+  SimTime flow_max = 0;
 };
 
 struct RunResult {

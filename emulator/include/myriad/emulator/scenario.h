@@ -11,6 +11,7 @@
 
 #include "myriad/emulator/workload.h"
 #include "myriad/netmodel/cluster.h"
+#include "myriad/netmodel/flow_model.h"
 #include "myriad/status.h"
 
 namespace myriad::emulator {
@@ -47,6 +48,10 @@ struct Scenario {
   // [workload], validated against the cluster, with parallel.dp resolved (never 0) and every
   // model size filled in (kv_heads = heads and ffn = 4 x hidden unless given).
   std::optional<WorkloadSpec> workload;
+  // [network]: the network model runs use unless the command line says otherwise, and the
+  // flow model's routing, link changes and background traffic (docs/network.md).
+  netmodel::Fidelity fidelity = netmodel::Fidelity::kAnalytical;
+  netmodel::FlowOptions flow;
 
   // The origin recorded for `key`, or "" when none was.
   std::string_view Origin(std::string_view key) const;
