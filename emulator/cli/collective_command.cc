@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -13,6 +14,7 @@
 #include "myriad/emulator/scenario.h"
 #include "myriad/emulator/units.h"
 #include "myriad/netmodel/collective.h"
+#include "myriad/netmodel/flow_model.h"
 
 namespace myriad::cli {
 namespace {
@@ -40,6 +42,9 @@ constexpr const char* kUsage =
     "                       default: the NCCL_ALGO environment variable, else automatic\n"
     "  --proto LIST         NCCL_PROTO syntax (ll,ll128,simple or ^list); default: the\n"
     "                       NCCL_PROTO environment variable, else automatic\n"
+    "  --fidelity MODEL     analytical, or flow: each size timed as flows on the link graph,\n"
+    "                       with the scenario's [network] link changes and background\n"
+    "                       traffic (default: the scenario's [network] fidelity)\n"
     "  --json               print a JSON array instead of the table\n";
 
 struct DataType {
@@ -91,6 +96,7 @@ struct Options {
   int root = 0;
   std::optional<std::string> algo;
   std::optional<std::string> proto;
+  std::optional<netmodel::Fidelity> fidelity;
   bool json = false;
 };
 
@@ -195,6 +201,13 @@ int RunCollective(const std::vector<std::string>& args, std::ostream& out, std::
     } else if (a == "--proto") {
       opt.proto = value();
       if (!opt.proto) return usage_error(a + " needs a value");
+    } else if (a == "--fidelity") {
+      auto v = value();
+      if (!v) return usage_error(a + " needs a value");
+      auto parsed = netmodel::ParseFidelity(*v);
+      if (!parsed.ok())
+        return usage_error("--fidelity must be analytical or flow, got '" + *v + "'");
+      opt.fidelity = *parsed;
     } else if (a == "--json") {
       opt.json = true;
     } else if (!a.empty() && a[0] == '-') {
@@ -262,6 +275,21 @@ int RunCollective(const std::vector<std::string>& args, std::ostream& out, std::
   }
 
   const netmodel::CollectiveModel model(cluster);
+  // Flow fidelity: each size alone on the link graph (one after the other), with whatever
+  // the scenario's [network] puts on the links.
+  const netmodel::Fidelity fidelity = opt.fidelity.value_or(scenario->fidelity);
+  std::unique_ptr<netmodel::FlowModel> flow;
+  std::vector<int> gpus;
+  if (fidelity == netmodel::Fidelity::kFlow) {
+    auto created = netmodel::FlowModel::Create(cluster, scenario->flow);
+    if (!created.ok()) {
+      err << "myriad: error: " << opt.scenario << ": " << created.status().message() << "\n";
+      return kExitBadInput;
+    }
+    flow = std::move(created).value();
+    for (int g = 0; g < request.ranks; ++g) gpus.push_back(g);
+  }
+  double flow_clock_us = 0;
   const std::uint64_t type_bytes = static_cast<std::uint64_t>(opt.dtype.bytes);
   const std::uint64_t granule =
       type_bytes * (SizeCoversAllRanks(request.op) ? static_cast<std::uint64_t>(request.ranks) : 1);
@@ -277,7 +305,30 @@ int RunCollective(const std::vector<std::string>& args, std::ostream& out, std::
       err << "myriad: error: " << opt.scenario << ": " << estimate.status().message() << "\n";
       return kExitBadInput;
     }
-    rows.push_back({bytes, bytes / granule, *estimate});
+    netmodel::CollectiveEstimate e = *estimate;
+    if (flow) {
+      auto id = flow->Start(flow_clock_us, request, e, gpus);
+      if (!id.ok()) {
+        err << "myriad: error: " << opt.scenario << ": " << id.status().message() << "\n";
+        return kExitBadInput;
+      }
+      std::vector<netmodel::FlowModel::Done> done;
+      double time_us = -1;
+      while (time_us < 0) {
+        const double next = flow->NextEventUs();
+        done.clear();
+        flow->AdvanceTo(next, &done);
+        for (const auto& d : done)
+          if (d.id == *id) {
+            time_us = d.time_us;
+            flow_clock_us = d.end_us;
+          }
+      }
+      e.time_us = time_us;
+      e.algbw_gbps = static_cast<double>(bytes) / (time_us * 1e-6) / 1e9;
+      e.busbw_gbps = e.algbw_gbps * netmodel::BusBandwidthFactor(request.op, request.ranks);
+    }
+    rows.push_back({bytes, bytes / granule, e});
   }
   if (rows.empty())
     return usage_error(
@@ -295,12 +346,12 @@ int RunCollective(const std::vector<std::string>& args, std::ostream& out, std::
           "\"redop\": \"{}\", \"root\": {}, \"time_us\": {:.3f}, \"algbw_gbps\": {:.3f}, "
           "\"busbw_gbps\": {:.3f}, \"algorithm\": \"{}\", \"protocol\": \"{}\", \"channels\": {}, "
           "\"latency_us\": {:.3f}, \"transfer_us\": {:.3f}, \"pipeline_fill_us\": {:.3f}, "
-          "\"bottleneck_gbps\": {:.3f}, \"model\": \"analytical\", \"scenario\": \"{}\"}}{}\n",
+          "\"bottleneck_gbps\": {:.3f}, \"model\": \"{}\", \"scenario\": \"{}\"}}{}\n",
           netmodel::ToString(request.op), request.ranks, r.size, r.count, opt.dtype.name, redop,
           root, e.time_us, e.algbw_gbps, e.busbw_gbps, netmodel::ToString(e.algorithm),
           netmodel::ToString(e.protocol), e.channels, e.latency_us, e.transfer_us,
-          e.pipeline_fill_us, e.bottleneck_gbps, JsonEscape(opt.scenario),
-          i + 1 < rows.size() ? "," : "");
+          e.pipeline_fill_us, e.bottleneck_gbps, netmodel::ToString(fidelity),
+          JsonEscape(opt.scenario), i + 1 < rows.size() ? "," : "");
     }
     out << "]\n";
     return kExitOk;
@@ -313,8 +364,12 @@ int RunCollective(const std::vector<std::string>& args, std::ostream& out, std::
       (request.ranks + cluster.gpus_per_node - 1) / cluster.gpus_per_node,
       model.Layout(request.ranks).domains, model.Layout(request.ranks).ranks_per_domain,
       model.Layout(request.ranks).ranks_per_domain == 1 ? "rank" : "ranks", cluster.gpu.name);
-  out << fmt::format("# model: analytical | algorithm: {} | protocol: {}\n", algo_source,
-                     proto_source);
+  out << fmt::format(
+      "# model: {} | algorithm: {} | protocol: {}\n",
+      flow ? std::string("flow (") +
+                 (scenario->flow.routing == netmodel::Routing::kSpray ? "spraying" : "ECMP") + ")"
+           : std::string("analytical"),
+      algo_source, proto_source);
   out << "#\n";
   out << fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>6} {:>10} {:>7} {:>7}  {:<13} {:<6} {:>3}\n",
                      "size", "count", "type", "redop", "root", "time", "algbw", "busbw",

@@ -84,8 +84,9 @@ std::vector<FlowSpec> CollectiveTraffic(const Cluster& cluster, const Collective
       spread(dom.of[static_cast<size_t>(i)], dom.of[static_cast<size_t>(j)], bytes);
     }
   };
-  // Double binary tree over the domains (heap order and its mirror), `bytes` up and down each
-  // edge in total over both trees.
+  // Double binary tree over the domains (heap order and its mirror), each tree carrying half of
+  // `bytes` up and down its edges: an interior node of one tree (a leaf of the other) sends
+  // and receives 2 x `bytes` in all, as NCCL's reduce-then-broadcast trees do.
   auto tree_between_domains = [&](double bytes) {
     for (int t = 0; t < 2; ++t)
       for (int i = 1; i < domains; ++i) {
@@ -121,7 +122,7 @@ std::vector<FlowSpec> CollectiveTraffic(const Cluster& cluster, const Collective
           push(m[i + 1], m[i], wire);
           push(m[i], m[i + 1], wire);
         }
-      tree_between_domains(2 * wire);
+      tree_between_domains(wire);
       break;
     }
     case Algorithm::kNvls:
@@ -143,7 +144,7 @@ std::vector<FlowSpec> CollectiveTraffic(const Cluster& cluster, const Collective
       }
       if (domains > 1) {
         if (estimate.algorithm == Algorithm::kNvlsTree) {
-          tree_between_domains(2 * S / k::kTreeEfficiency);
+          tree_between_domains(S / k::kTreeEfficiency);
         } else {
           // In-network reduction: every GPU sends its slice to the switch and gets it back
           // reduced, S / g each way per rail.

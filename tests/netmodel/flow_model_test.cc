@@ -93,6 +93,7 @@ TEST(FlowModelTest, UncontendedCollectivesTakeTheAnalyticalTime) {
     const Cluster* cluster;
     Job job;
     AlgorithmSet algorithms = AlgorithmSet::All();
+    FlowOptions options = {};
   };
   std::vector<Case> cases;
   for (std::uint64_t bytes = 8; bytes <= 8 * kGiB; bytes *= 64)
@@ -124,7 +125,7 @@ TEST(FlowModelTest, UncontendedCollectivesTakeTheAnalyticalTime) {
   for (Case& c : cases) {
     c.job.request.algorithms = c.algorithms;
     double analytical = 0;
-    const double flow = Alone(*c.cluster, c.job, &analytical);
+    const double flow = Alone(*c.cluster, c.job, &analytical, c.options);
     EXPECT_NEAR(flow / analytical, 1.0, 0.05)
         << c.what << " " << ToString(c.job.request.op) << " " << c.job.request.bytes << " B on "
         << c.job.gpus.size() << " GPUs: flow " << flow << " us, analytical " << analytical;
@@ -136,8 +137,8 @@ TEST(FlowModelTest, UncontendedCollectivesTakeTheAnalyticalTime) {
 TEST(FlowModelTest, SharedNicHalvesEachDisjointNicsDoNot) {
   const Cluster c = DgxCluster("h100-sxm", 2);
   const Job a = MakeJob(CollectiveOp::kAllReduce, 4 * kGiB, {0, 8});
-  const Job b = MakeJob(CollectiveOp::kAllReduce, 4 * kGiB, {0, 8});   // another communicator
-  const Job d = MakeJob(CollectiveOp::kAllReduce, 4 * kGiB, {1, 9});   // NIC 1
+  const Job b = MakeJob(CollectiveOp::kAllReduce, 4 * kGiB, {0, 8});  // another communicator
+  const Job d = MakeJob(CollectiveOp::kAllReduce, 4 * kGiB, {1, 9});  // NIC 1
   const double alone = Alone(c, a);
   const std::vector<double> shared = RunTogether(c, {a, b});
   EXPECT_NEAR(shared[0] / alone, 2.0, 0.2);
