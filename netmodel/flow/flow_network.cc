@@ -44,6 +44,7 @@ int FlowNetwork::Add(double now, const std::vector<int>& links, double bytes, do
   f.rate = 0;
   f.updated = now_;
   f.active = true;
+  f.dirty_start = true;
   ++f.version;
   if (!f.dirty) {
     f.dirty = true;
@@ -160,9 +161,12 @@ void FlowNetwork::Recompute(double now) {
     count[i] = static_cast<int>(link_flows_[static_cast<size_t>(link)].size());
     if (count[i] > 0) heap.push({remaining[i] / count[i], 0, link, 0});
   }
+  old_rate_.resize(flows_.size());
   for (int id : members) {
     Flow& f = flows_[static_cast<size_t>(id)];
     Settle(f, now);
+    old_rate_[static_cast<size_t>(id)] = f.dirty_start ? -1 : f.rate;
+    f.dirty_start = false;
     f.rate = -1;  // unfrozen
     if (std::isfinite(f.cap)) heap.push({f.cap, 1, id, 0});
   }
@@ -190,11 +194,24 @@ void FlowNetwork::Recompute(double now) {
     for (int id : link_flows_[static_cast<size_t>(e.index)])
       if (flows_[static_cast<size_t>(id)].rate < 0) freeze(id, share);
   }
+  // A flow whose rate did not change keeps its finish time (and its heap entry).
   for (int id : members) {
     Flow& f = flows_[static_cast<size_t>(id)];
     if (f.rate < 0) f.rate = kUnbounded;  // no link and no cap
+    if (f.rate == old_rate_[static_cast<size_t>(id)]) continue;
     ++f.version;
     Schedule(id);
+  }
+  // Drop stale entries once they outnumber the live ones.
+  if (finishes_.size() > 2 * static_cast<size_t>(active_) + 1024) {
+    std::vector<Finish> live;
+    while (!finishes_.empty()) {
+      const Finish& top = finishes_.top();
+      const Flow& f = flows_[static_cast<size_t>(top.flow)];
+      if (f.active && f.version == top.version) live.push_back(top);
+      finishes_.pop();
+    }
+    for (const Finish& e : live) finishes_.push(e);
   }
 }
 

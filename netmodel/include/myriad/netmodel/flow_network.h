@@ -45,6 +45,7 @@ class FlowNetwork {
     std::uint64_t version = 0;
     bool active = false;
     bool dirty = false;
+    bool dirty_start = false;  // added since the last re-share: needs a finish entry
   };
   struct Finish {
     double time;
@@ -72,7 +73,8 @@ class FlowNetwork {
   std::uint64_t recomputations_ = 0;
   // Scratch of Recompute, kept to avoid reallocation.
   std::vector<std::uint32_t> link_mark_, flow_mark_;
-  std::vector<int> position_;  // a link's index in the set being re-shared
+  std::vector<int> position_;     // a link's index in the set being re-shared
+  std::vector<double> old_rate_;  // a flow's rate before the re-share
   std::uint32_t mark_ = 0;
 };
 
