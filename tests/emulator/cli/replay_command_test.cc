@@ -15,6 +15,7 @@ namespace myriad::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Output {
   int status;
@@ -114,6 +115,31 @@ TEST(ReplayCommandTest, BadInputExitsTwo) {
     EXPECT_THAT(r.err, HasSubstr(c.message));
   }
   EXPECT_EQ(Call(RunReplay, {kOverlap}).status, kExitBadInput);
+}
+
+// traces/flow-contention.jsonl under the flow model: "a" and "b" share NICs and each take
+// twice as long as "c"; the analytical model times them alike. The report and the timeline
+// say so.
+TEST(ReplayCommandTest, FlowFidelityShowsContentionInReportAndTimeline) {
+  const std::string report = TempPath("flow-report.json");
+  const std::string timeline = TempPath("flow-timeline.json");
+  const auto r =
+      Call(RunReplay, {"traces/flow-contention.jsonl", "--scenario", "scenarios/h100-x16.toml",
+                       "--fidelity", "flow", "--report", report, "--timeline", timeline});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("collectives (network model: flow)"));
+  EXPECT_THAT(r.out, HasSubstr("2.00x  Ring/Simple"));
+  const std::string json = ReadFile(report);
+  EXPECT_THAT(json, HasSubstr("\"network_fidelity\": \"flow\""));
+  EXPECT_THAT(json, HasSubstr("\"comm\": \"a\", \"op\": \"allreduce\", \"bytes\": 1073741824, "
+                              "\"calls\": 1, \"time_us\": 44775.643"));
+  EXPECT_THAT(json, HasSubstr("\"slowdown\": 1.0000}"));
+  EXPECT_THAT(ReadFile(timeline), HasSubstr("(flow; 22406.021 us alone, x2.00)"));
+  const auto analytical =
+      Call(RunReplay, {"traces/flow-contention.jsonl", "--scenario", "scenarios/h100-x16.toml"});
+  ASSERT_EQ(analytical.status, 0) << analytical.err;
+  EXPECT_THAT(analytical.out, HasSubstr("collectives (network model: analytical)"));
+  EXPECT_THAT(analytical.out, Not(HasSubstr("slowdown")));
 }
 
 TEST(ReplayCommandTest, KernelProfilesTimeKernelsWithoutDurations) {
