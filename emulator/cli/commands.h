@@ -27,6 +27,9 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
 // `myriad simulate SCENARIO`: a synthetic training iteration of the scenario's [workload].
 int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+// `myriad gate --baseline BASE.json --current CURRENT.json`: compares two reports.
+int RunGate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 // `myriad trace convert IN OUT`: between JSON Lines and the binary trace format.
 int RunTrace(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

@@ -18,6 +18,7 @@ constexpr const char* kUsage =
     "  replay TRACE --scenario SCENARIO run a trace of per-rank ops on a cluster in virtual time\n"
     "  simulate SCENARIO                a synthetic training iteration of the scenario's workload\n"
     "  trace convert IN OUT             convert a trace between JSON Lines and binary\n"
+    "  gate --baseline A --current B    compare two reports; exit 1 on a regression\n"
     "\n"
     "`myriad <command> --help` describes one command.\n";
 
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   if (command == "simulate") return myriad::cli::RunSimulate(args, std::cout, std::cerr);
   if (command == "replay") return myriad::cli::RunReplay(args, std::cout, std::cerr);
   if (command == "trace") return myriad::cli::RunTrace(args, std::cout, std::cerr);
+  if (command == "gate") return myriad::cli::RunGate(args, std::cout, std::cerr);
   std::cerr << "myriad: error: unknown command '" << command << "'\n" << kUsage;
   return myriad::cli::kExitBadInput;
 }

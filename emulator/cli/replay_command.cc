@@ -93,7 +93,8 @@ int RunReplay(const std::vector<std::string>& args, std::ostream& out, std::ostr
                                std::string(netmodel::ToString(options.fidelity)),
                                &scenario->cluster,
                                {}};
-  return FinishRun(*result, context, flags, out, err);
+  const int status = FinishRun(*result, context, flags, out, err);
+  return status != kExitOk ? status : GateAgainstBaseline(*result, context, flags, out, err);
 }
 
 int RunTrace(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

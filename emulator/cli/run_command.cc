@@ -237,7 +237,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
                                std::string(netmodel::ToString(options.fidelity)),
                                &cluster,
                                {}};
-  return FinishRun(*result, context, flags, out, err);
+  const int status = FinishRun(*result, context, flags, out, err);
+  return status != kExitOk ? status : GateAgainstBaseline(*result, context, flags, out, err);
 }
 
 }  // namespace myriad::cli

@@ -107,6 +107,16 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
     }
     return true;
   }
+  if (a == "--baseline") return file(&flags.baseline_path);
+  if (a == "--max-regression") {
+    auto v = value();
+    auto f = v ? emulator::ParseFraction(*v) : Result<double>(Status::InvalidArgument(""));
+    if (!f.ok())
+      error = "--max-regression needs a threshold such as 2% or 0.02";
+    else
+      flags.gate.max_regression = *f;
+    return true;
+  }
   if (a == "--log-level") {
     static const std::vector<std::string> kLevels = {"trace", "debug", "info",
                                                      "warn",  "error", "off"};

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "myriad/emulator/engine.h"
+#include "myriad/emulator/gate.h"
 #include "myriad/emulator/report.h"
 #include "myriad/emulator/scenario.h"
 
@@ -16,6 +17,8 @@ struct RunFlags {
   std::string report_path;
   std::string timeline_path;
   bool fidelity_given = false;  // --fidelity overrides the scenario's [network] fidelity
+  std::string baseline_path;    // --baseline: gate this run's report against it
+  emulator::GateOptions gate;   // --max-regression
   RunFlags() { engine.timeline_max_ranks = 64; }
   // The engine options of a run on `scenario`: its [network] settings, the command line's
   // fidelity if given, and no timeline unless one is written.
@@ -42,7 +45,10 @@ inline constexpr const char* kRunFlagsUsage =
     "                           iterations (default \"iteration\")\n"
     "  --fidelity MODEL         the network model: analytical (each collective alone) or flow\n"
     "                           (flows sharing links; default: the scenario's [network])\n"
-    "  --log-level LEVEL        trace, debug, info, warn (default), error, off\n";
+    "  --log-level LEVEL        trace, debug, info, warn (default), error, off\n"
+    "  --baseline FILE          compare this run's report with FILE as `myriad gate` does and\n"
+    "                           exit 1 if a metric regressed (docs/ci.md)\n"
+    "  --max-regression X       with --baseline: how much worse a metric may get (default 2%)\n";
 
 // If args[i] is one of the flags above, consumes it and its value and returns true; a bad
 // value sets `error`.
@@ -52,5 +58,21 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
 // Prints the summary and writes the report and timeline; returns the exit status.
 int FinishRun(const emulator::RunResult& result, const emulator::RunContext& context,
               const RunFlags& flags, std::ostream& out, std::ostream& err);
+
+// With --baseline: gates the run's report against the baseline and prints the table; 0 when
+// nothing regressed (or no baseline was given), 1 when something did, 2 on bad input.
+int GateAgainstBaseline(const emulator::RunResult& result, const emulator::RunContext& context,
+                        const RunFlags& flags, std::ostream& out, std::ostream& err);
+
+// What `myriad gate` writes besides its table.
+struct GateOutputs {
+  std::string markdown_path;
+  std::string benchmark_json_path;
+};
+// Gates `current_json` (named `current_name` in messages) against the report at
+// `baseline_path`; prints the table; returns the exit status.
+int GateReports(const std::string& baseline_path, const std::string& current_json,
+                const std::string& current_name, const emulator::GateOptions& options,
+                const GateOutputs& outputs, std::ostream& out, std::ostream& err);
 
 }  // namespace myriad::cli

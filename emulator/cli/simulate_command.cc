@@ -177,7 +177,7 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
       mem.peak() / kGiB, stage, mem.weights / kGiB, mem.gradients / kGiB, mem.optimizer / kGiB,
       mem.peak_activations / kGiB, mem.in_flight, v > 1 ? "model chunks" : "micro-batches",
       cluster.gpu.hbm_bytes / kGiB);
-  return status;
+  return status != kExitOk ? status : GateAgainstBaseline(*result, context, flags, out, err);
 }
 
 }  // namespace myriad::cli

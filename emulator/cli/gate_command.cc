@@ -1,0 +1,165 @@
+// `myriad gate --baseline BASE.json --current CURRENT.json`: compares two reports metric by
+// metric and exits 1 when one regressed beyond its threshold (docs/ci.md). `--baseline` on
+// replay, run and simulate does the same with the run's own report.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/run_flags.h"
+#include "myriad/emulator/gate.h"
+
+namespace myriad::cli {
+namespace {
+
+const char* const kGateUsage =
+    "usage: myriad gate --baseline BASE.json --current CURRENT.json [options]\n"
+    "\n"
+    "Compares two reports (replay, run or simulate --report; collective --json) metric by\n"
+    "metric: iteration time, throughput, MFU, exposed communication, peak memory per rank and\n"
+    "each collective's time by default. Exit status: 0 nothing regressed beyond its threshold,\n"
+    "1 something did, 2 bad input.\n"
+    "\n"
+    "  --max-regression X        a metric may get this much worse (default 2%; 0.5% or 0.005)\n"
+    "  --max-change X            fail on any change beyond X either way (self-gating)\n"
+    "  --metric PATTERN          compare these metrics only ('*' wildcard; repeatable)\n"
+    "  --thresholds FILE         per-metric thresholds and directions (TOML; docs/ci.md)\n"
+    "  --allow-different-scenario  compare reports of different scenarios or commands\n"
+    "  --markdown FILE           also write a Markdown summary (a pull-request comment)\n"
+    "  --benchmark-json FILE     also write github-action-benchmark input\n"
+    "                            (customSmallerIsBetter: name, unit, value)\n";
+
+bool ReadText(const std::string& path, std::string* text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream s;
+  s << in.rdbuf();
+  *text = s.str();
+  return true;
+}
+
+bool WriteText(const std::string& path, const std::string& text, std::ostream& err) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) {
+    err << "myriad: error: cannot write " << path << "\n";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int GateReports(const std::string& baseline_path, const std::string& current_json,
+                const std::string& current_name, const emulator::GateOptions& options,
+                const GateOutputs& outputs, std::ostream& out, std::ostream& err) {
+  std::string baseline_json;
+  if (!ReadText(baseline_path, &baseline_json)) {
+    err << "myriad: error: cannot read baseline " << baseline_path << "\n";
+    return kExitBadInput;
+  }
+  auto baseline = emulator::FlattenReport(baseline_json, baseline_path);
+  auto current = emulator::FlattenReport(current_json, current_name);
+  for (const auto* r : {&baseline, &current})
+    if (!r->ok()) {
+      err << "myriad: error: " << r->status().message() << "\n";
+      return kExitBadInput;
+    }
+  auto result = emulator::Compare(*baseline, *current, options);
+  if (!result.ok()) {
+    err << "myriad: error: " << result.status().message() << "\n";
+    return kExitBadInput;
+  }
+  out << fmt::format("\ngate: {} against baseline {}\n", current_name, baseline_path);
+  out << emulator::FormatGateTable(*result);
+  if (!outputs.markdown_path.empty() &&
+      !WriteText(outputs.markdown_path,
+                 emulator::FormatGateMarkdown(
+                     *result, fmt::format("Myriad: {} against {}", current_name, baseline_path)),
+                 err))
+    return kExitBadInput;
+  if (!outputs.benchmark_json_path.empty() &&
+      !WriteText(outputs.benchmark_json_path, emulator::BenchmarkActionJson(*result), err))
+    return kExitBadInput;
+  return result->failed ? kExitFailure : kExitOk;
+}
+
+int RunGate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto usage_error = [&](const std::string& msg) {
+    err << "myriad gate: error: " << msg << "\n" << kGateUsage;
+    return kExitBadInput;
+  };
+  std::string baseline_path, current_path, thresholds_path;
+  std::optional<double> max_regression, max_change;
+  emulator::GateOptions options;
+  GateOutputs outputs;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::optional<std::string> {
+      if (i + 1 >= args.size()) return std::nullopt;
+      return args[++i];
+    };
+    auto fraction = [&](std::optional<double>* into) -> std::string {
+      auto v = value();
+      if (!v) return a + " needs a value such as 2%";
+      auto f = emulator::ParseFraction(*v);
+      if (!f.ok()) return a + ": " + f.status().message();
+      *into = *f;
+      return "";
+    };
+    std::string problem;
+    if (a == "--help" || a == "-h") {
+      out << kGateUsage;
+      return kExitOk;
+    } else if (a == "--baseline" || a == "--current" || a == "--thresholds" || a == "--markdown" ||
+               a == "--benchmark-json" || a == "--metric") {
+      auto v = value();
+      if (!v) return usage_error(a + " needs a value");
+      if (a == "--baseline") baseline_path = *v;
+      if (a == "--current") current_path = *v;
+      if (a == "--thresholds") thresholds_path = *v;
+      if (a == "--markdown") outputs.markdown_path = *v;
+      if (a == "--benchmark-json") outputs.benchmark_json_path = *v;
+      if (a == "--metric") options.metrics.push_back(*v);
+    } else if (a == "--max-regression") {
+      problem = fraction(&max_regression);
+    } else if (a == "--max-change") {
+      problem = fraction(&max_change);
+    } else if (a == "--allow-different-scenario") {
+      options.allow_different_scenario = true;
+    } else {
+      return usage_error("unknown option '" + a + "'");
+    }
+    if (!problem.empty()) return usage_error(problem);
+  }
+  if (baseline_path.empty()) return usage_error("missing --baseline");
+  if (current_path.empty()) return usage_error("missing --current");
+  if (!thresholds_path.empty()) {
+    if (Status st = emulator::LoadThresholds(thresholds_path, &options); !st.ok()) {
+      err << "myriad: error: " << st.message() << "\n";
+      return kExitBadInput;
+    }
+  }
+  // The command line wins over the thresholds file's default.
+  if (max_regression) options.max_regression = *max_regression;
+  options.max_change = max_change;
+  std::string current_json;
+  if (!ReadText(current_path, &current_json)) {
+    err << "myriad: error: cannot read " << current_path << "\n";
+    return kExitBadInput;
+  }
+  return GateReports(baseline_path, current_json, current_path, options, outputs, out, err);
+}
+
+int GateAgainstBaseline(const emulator::RunResult& result, const emulator::RunContext& context,
+                        const RunFlags& flags, std::ostream& out, std::ostream& err) {
+  if (flags.baseline_path.empty()) return kExitOk;
+  return GateReports(flags.baseline_path, emulator::ReportJson(result, context), "this run",
+                     flags.gate, GateOutputs{}, out, err);
+}
+
+}  // namespace myriad::cli
