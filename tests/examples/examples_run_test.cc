@@ -122,6 +122,30 @@ TEST(ExamplesRunTest, DdpTrainStepTimeIsTheReportsIterationTime) {
   EXPECT_GT(overlaps, 0);
 }
 
+// A live binary under the default modelled host time: two runs write byte-identical reports
+// and timelines (what makes gating a run's report in CI trustworthy).
+TEST(ExamplesRunTest, LiveRunsGiveByteIdenticalReportsAndTimelines) {
+  std::string files[2][2];
+  for (int run = 0; run < 2; ++run) {
+    files[run][0] = ::testing::TempDir() + "myriad_live_report" + std::to_string(run) + ".json";
+    files[run][1] = ::testing::TempDir() + "myriad_live_timeline" + std::to_string(run) + ".json";
+    const auto [status, out] = myriad::testing::RunCommand(
+        std::string(MYRIAD_BINARY) + " run scenarios/h100-x16.toml --processes 16 --report " +
+        files[run][0] + " --timeline " + files[run][1] + " -- " + MYRIAD_DDP_TRAIN +
+        " --steps 3 2>&1");
+    ASSERT_EQ(status, 0) << out;
+  }
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  EXPECT_FALSE(read(files[0][0]).empty());
+  EXPECT_EQ(read(files[0][0]), read(files[1][0]));
+  EXPECT_EQ(read(files[0][1]), read(files[1][1]));
+}
+
 TEST(ExamplesRunTest, TpPpToyOn128RanksShowsThePipelineBubble) {
   const std::string report = ::testing::TempDir() + "myriad_tp_pp_report.json";
   const auto [status, out] = myriad::testing::RunCommand(
