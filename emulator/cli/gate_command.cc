@@ -42,16 +42,6 @@ bool ReadText(const std::string& path, std::string* text) {
   return true;
 }
 
-bool WriteText(const std::string& path, const std::string& text, std::ostream& err) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) {
-    err << "myriad: error: cannot write " << path << "\n";
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 int GateReports(const std::string& baseline_path, const std::string& current_json,
@@ -77,13 +67,13 @@ int GateReports(const std::string& baseline_path, const std::string& current_jso
   out << fmt::format("\ngate: {} against baseline {}\n", current_name, baseline_path);
   out << emulator::FormatGateTable(*result);
   if (!outputs.markdown_path.empty() &&
-      !WriteText(outputs.markdown_path,
+      !WriteFile(outputs.markdown_path,
                  emulator::FormatGateMarkdown(
                      *result, fmt::format("Myriad: {} against {}", current_name, baseline_path)),
                  err))
     return kExitBadInput;
   if (!outputs.benchmark_json_path.empty() &&
-      !WriteText(outputs.benchmark_json_path, emulator::BenchmarkActionJson(*result), err))
+      !WriteFile(outputs.benchmark_json_path, emulator::BenchmarkActionJson(*result), err))
     return kExitBadInput;
   return result->failed ? kExitFailure : kExitOk;
 }

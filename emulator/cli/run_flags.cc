@@ -18,6 +18,8 @@ std::optional<double> ParseNumber(const std::string& text) {
   return v;
 }
 
+}  // namespace
+
 bool WriteFile(const std::string& path, const std::string& text, std::ostream& err) {
   std::ofstream file(path, std::ios::binary);
   file << text;
@@ -27,8 +29,6 @@ bool WriteFile(const std::string& path, const std::string& text, std::ostream& e
   }
   return true;
 }
-
-}  // namespace
 
 bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags& flags,
                   std::string& error) {

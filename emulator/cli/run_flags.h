@@ -64,6 +64,9 @@ int FinishRun(const emulator::RunResult& result, const emulator::RunContext& con
 int GateAgainstBaseline(const emulator::RunResult& result, const emulator::RunContext& context,
                         const RunFlags& flags, std::ostream& out, std::ostream& err);
 
+// Writes `text` to `path`; on failure says so on `err` and returns false.
+bool WriteFile(const std::string& path, const std::string& text, std::ostream& err);
+
 // What `myriad gate` writes besides its table.
 struct GateOutputs {
   std::string markdown_path;

@@ -9,32 +9,13 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "myriad/glob.h"
 #include "scenario/toml_reader.h"
 
 namespace myriad::emulator {
 namespace {
 
 using Json = nlohmann::json;
-
-bool Glob(std::string_view pattern, std::string_view text) {
-  size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = t;
-    } else if (p < pattern.size() && pattern[p] == text[t]) {
-      ++p;
-      ++t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
 
 std::string Scalar(const Json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -219,7 +200,7 @@ Result<GateResult> Compare(const FlatReport& baseline, const FlatReport& current
       options.metrics.empty() ? DefaultMetricPatterns() : options.metrics;
   auto selected = [&](const std::string& name) {
     return std::any_of(patterns.begin(), patterns.end(),
-                       [&](const std::string& p) { return Glob(p, name); });
+                       [&](const std::string& p) { return GlobMatch(p, name); });
   };
   // Metrics by name, in the baseline's order, then the current report's new ones.
   std::map<std::string, size_t> index;
@@ -239,14 +220,14 @@ Result<GateResult> Compare(const FlatReport& baseline, const FlatReport& current
   if (!options.metrics.empty())
     for (const std::string& p : options.metrics) {
       const bool any = std::any_of(result.rows.begin(), result.rows.end(),
-                                   [&](const Comparison& c) { return Glob(p, c.metric); });
+                                   [&](const Comparison& c) { return GlobMatch(p, c.metric); });
       if (!any) return Status::InvalidArgument("no metric matches '" + p + "' in either report");
     }
   for (Comparison& c : result.rows) {
     c.better = DefaultDirection(c.metric);
     c.threshold = options.max_change.value_or(options.max_regression);
     for (const MetricRule& rule : options.rules)
-      if (Glob(rule.pattern, c.metric)) {
+      if (GlobMatch(rule.pattern, c.metric)) {
         if (rule.max_regression) c.threshold = *rule.max_regression;
         if (rule.better) c.better = *rule.better;
       }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "myriad/glob.h"
 #include "myriad/netmodel/topology.h"
 
 namespace myriad::netmodel {
@@ -15,27 +16,6 @@ std::uint64_t Mix(std::uint64_t x) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
-}
-
-bool Glob(const std::string& pattern, const std::string& text) {
-  // Iterative '*' matching with backtracking to the last star.
-  size_t p = 0, t = 0, star = std::string::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = t;
-    } else if (p < pattern.size() && pattern[p] == text[t]) {
-      ++p;
-      ++t;
-    } else if (star != std::string::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
 }
 
 }  // namespace
@@ -109,7 +89,7 @@ Topology Topology::Build(const Cluster& cluster, Routing routing) {
 std::vector<int> Topology::Match(const std::string& pattern) const {
   std::vector<int> ids;
   for (int id = 0; id < link_count(); ++id)
-    if (Glob(pattern, links_[static_cast<size_t>(id)].name)) ids.push_back(id);
+    if (GlobMatch(pattern, links_[static_cast<size_t>(id)].name)) ids.push_back(id);
   return ids;
 }
 
