@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "myriad/emulator/scenario.h"
 #include "myriad/emulator/units.h"
+#include "myriad/netmodel/flow_model.h"
 
 namespace myriad::cli {
 namespace {
@@ -170,6 +171,40 @@ void DescribeLaunch(const emulator::LaunchSettings& launch, Report& r) {
                           : "modelled");
 }
 
+// The network model runs use, and what the flow model would put on the links ([network]).
+void DescribeNetwork(const emulator::Scenario& scenario, Report& r) {
+  const netmodel::FlowOptions& flow = scenario.flow;
+  r.Section("network model (docs/network.md)");
+  auto origin = [&](std::string_view key) {
+    const std::string_view o = scenario.Origin(key);
+    return o.empty() ? std::string("default") : std::string(o);
+  };
+  r.Line("fidelity", std::string(netmodel::ToString(scenario.fidelity)),
+         origin("network.fidelity"));
+  r.Line("routing", flow.routing == netmodel::Routing::kSpray ? "spray" : "ecmp",
+         origin("network.routing"));
+  const netmodel::Topology graph = netmodel::Topology::Build(scenario.cluster, flow.routing);
+  r.Line("link graph", fmt::format("{} directed links", graph.link_count()),
+         "derived: GPU, NIC and leaf-spine links of the cluster");
+  for (const netmodel::LinkChange& change : flow.links)
+    r.Line("link " + change.pattern,
+           change.fraction == 0
+               ? std::string("failed")
+               : fmt::format("at {}% of its rate", FormatNumber(100 * change.fraction)),
+           "network.links");
+  for (const netmodel::BackgroundTraffic& bg : flow.background) {
+    if (!bg.links.empty()) {
+      r.Line("background", fmt::format("{}% of {}", FormatNumber(100 * bg.load), bg.links),
+             "network.background");
+    } else {
+      r.Line("background",
+             fmt::format("another job's {} on {} GPUs from GPU {}", netmodel::ToString(bg.op),
+                         bg.gpus.size(), bg.gpus.front()),
+             "network.background");
+    }
+  }
+}
+
 }  // namespace
 
 int RunCheck(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -197,6 +232,7 @@ int RunCheck(const std::vector<std::string>& args, std::ostream& out, std::ostre
   Report report(*scenario);
   Describe(*scenario, report);
   DescribeLaunch(scenario->launch, report);
+  DescribeNetwork(*scenario, report);
   report.Print(out);
   return kExitOk;
 }
