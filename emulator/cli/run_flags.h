@@ -46,6 +46,8 @@ inline constexpr const char* kRunFlagsUsage =
     "  --fidelity MODEL         the network model: analytical (each collective alone) or flow\n"
     "                           (flows sharing links; default: the scenario's [network])\n"
     "  --log-level LEVEL        trace, debug, info, warn (default), error, off\n"
+    "  --max-queued-ops N       ops a stream holds before a launch blocks the host (default\n"
+    "                           1024, CUDA's; 0: unbounded; fewer saves memory at scale)\n"
     "  --baseline FILE          compare this run's report with FILE as `myriad gate` does and\n"
     "                           exit 1 if a metric regressed (docs/ci.md)\n"
     "  --max-regression X       with --baseline: how much worse a metric may get (default 2%)\n";
