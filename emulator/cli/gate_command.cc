@@ -27,6 +27,8 @@ const char* const kGateUsage =
     "  --max-regression X        a metric may get this much worse (default 2%; 0.5% or 0.005)\n"
     "  --max-change X            fail on any change beyond X either way (self-gating)\n"
     "  --metric PATTERN          compare these metrics only ('*' wildcard; repeatable)\n"
+    "  --threshold PATTERN=X     the threshold of the metrics matching PATTERN (repeatable;\n"
+    "                            e.g. peak_memory_bytes.max=0%)\n"
     "  --thresholds FILE         per-metric thresholds and directions (TOML; docs/ci.md)\n"
     "  --allow-different-scenario  compare reports of different scenarios or commands\n"
     "  --markdown FILE           also write a Markdown summary (a pull-request comment)\n"
@@ -86,6 +88,7 @@ int RunGate(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   std::string baseline_path, current_path, thresholds_path;
   std::optional<double> max_regression, max_change;
   emulator::GateOptions options;
+  std::vector<emulator::MetricRule> command_line_rules;
   GateOutputs outputs;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -115,6 +118,14 @@ int RunGate(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       if (a == "--markdown") outputs.markdown_path = *v;
       if (a == "--benchmark-json") outputs.benchmark_json_path = *v;
       if (a == "--metric") options.metrics.push_back(*v);
+    } else if (a == "--threshold") {
+      auto v = value();
+      const std::size_t eq = v ? v->rfind('=') : std::string::npos;
+      if (!v || eq == std::string::npos || eq == 0)
+        return usage_error("--threshold needs PATTERN=X, such as iteration_time_us=1%");
+      auto f = emulator::ParseFraction(v->substr(eq + 1));
+      if (!f.ok()) return usage_error("--threshold " + *v + ": " + f.status().message());
+      command_line_rules.push_back({v->substr(0, eq), *f, std::nullopt});
     } else if (a == "--max-regression") {
       problem = fraction(&max_regression);
     } else if (a == "--max-change") {
@@ -134,8 +145,9 @@ int RunGate(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       return kExitBadInput;
     }
   }
-  // The command line wins over the thresholds file's default.
+  // The command line wins over the thresholds file (its rules come after the file's).
   if (max_regression) options.max_regression = *max_regression;
+  options.rules.insert(options.rules.end(), command_line_rules.begin(), command_line_rules.end());
   options.max_change = max_change;
   std::string current_json;
   if (!ReadText(current_path, &current_json)) {

@@ -66,6 +66,11 @@ TEST(GateCommandTest, ExitStatusesAndOutputs) {
   const std::string thresholds = Temp("thresholds.toml");
   Write(thresholds, "[metric.\"iteration_time_us\"]\nmax_regression = \"6%\"\n");
   EXPECT_EQ(Gate({"--baseline", base, "--current", slow, "--thresholds", thresholds}), 0);
+  EXPECT_EQ(Gate({"--baseline", base, "--current", slow, "--threshold", "iteration_*=6%"}), 0);
+  EXPECT_EQ(Gate({"--baseline", base, "--current", slow, "--thresholds", thresholds, "--threshold",
+                  "iteration_time_us=1%"}),
+            1);  // the command line wins over the file
+  EXPECT_EQ(Gate({"--baseline", base, "--current", slow, "--threshold", "nothing"}), 2);
   // Bad input: different scenarios, a missing file, a bad threshold, a missing flag.
   EXPECT_EQ(Gate({"--baseline", base, "--current", other}, nullptr, &err), 2);
   EXPECT_THAT(err, HasSubstr("different runs"));
