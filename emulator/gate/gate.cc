@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -23,6 +24,20 @@ std::string Scalar(const Json& v) {
   return v.dump();
 }
 
+// nvcc names an anonymous namespace `_GLOBAL__N__<hash>_<file>...` with a hash of the build
+// path, so the same kernel has another name in another checkout: drop the hash.
+std::string Canonical(std::string name) {
+  static constexpr std::string_view kAnonymous = "_GLOBAL__N__";
+  for (size_t at = name.find(kAnonymous); at != std::string::npos;
+       at = name.find(kAnonymous, at + kAnonymous.size())) {
+    const size_t start = at + kAnonymous.size();
+    size_t end = start;
+    while (end < name.size() && std::isxdigit(static_cast<unsigned char>(name[end]))) ++end;
+    name.erase(start, end - start);
+  }
+  return name;
+}
+
 // How an element of an array is named: by the keys that identify it, else its index.
 std::string ElementKey(const Json& element, size_t index) {
   if (element.is_object()) {
@@ -34,7 +49,7 @@ std::string ElementKey(const Json& element, size_t index) {
       if (!all) continue;
       std::string key;
       for (const char* k : keys) key += (key.empty() ? "" : " ") + Scalar(element[k]);
-      return key;
+      return Canonical(key);
     }
   }
   return std::to_string(index);

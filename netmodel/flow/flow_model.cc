@@ -262,7 +262,8 @@ Result<std::unique_ptr<FlowModel>> FlowModel::Create(const Cluster& cluster,
 }
 
 Result<std::uint64_t> FlowModel::Launch(double now_us, const std::vector<FlowSpec>& flows,
-                                        const CollectiveEstimate& estimate) {
+                                        const CollectiveEstimate& estimate,
+                                        std::uint64_t route_key) {
   const std::uint64_t id = next_id_++;
   Transfer t;
   t.start_us = now_us;
@@ -271,7 +272,7 @@ Result<std::uint64_t> FlowModel::Launch(double now_us, const std::vector<FlowSpe
   const double transfer_s = estimate.transfer_us * 1e-6;
   for (size_t i = 0; i < flows.size(); ++i) {
     const FlowSpec& f = flows[i];
-    MYRIAD_RETURN_IF_ERROR(topology_.Route(f.src, f.dst, id * 1000003ULL + i, &route_));
+    MYRIAD_RETURN_IF_ERROR(topology_.Route(f.src, f.dst, route_key * 1000003ULL + i, &route_));
     // Capped at the rate the analytical model gives it: alone, every flow ends with the
     // analytical transfer time unless a link of the graph is narrower.
     const double cap = transfer_s > 0 ? f.bytes / transfer_s : kUnbounded;
@@ -290,7 +291,12 @@ Result<std::uint64_t> FlowModel::Launch(double now_us, const std::vector<FlowSpe
 Result<std::uint64_t> FlowModel::Start(double now_us, const CollectiveRequest& request,
                                        const CollectiveEstimate& estimate,
                                        const std::vector<int>& gpus) {
-  return Launch(now_us, CollectiveTraffic(topology_.cluster(), request, estimate, gpus), estimate);
+  // ECMP hashes a connection, not a call: a communicator's flows keep their paths from call to
+  // call (collisions persist, as on a real fabric), whatever else ran before.
+  std::uint64_t key = 1469598103934665603ULL;  // FNV-1a over the GPUs
+  for (int gpu : gpus) key = (key ^ static_cast<std::uint64_t>(gpu)) * 1099511628211ULL;
+  return Launch(now_us, CollectiveTraffic(topology_.cluster(), request, estimate, gpus), estimate,
+                key);
 }
 
 Result<std::uint64_t> FlowModel::StartSend(double now_us, int src, int dst, double bytes,
@@ -298,7 +304,8 @@ Result<std::uint64_t> FlowModel::StartSend(double now_us, int src, int dst, doub
   const double eff = nccl::kProtocolEfficiency[static_cast<int>(estimate.protocol)];
   std::vector<FlowSpec> flows;
   if (src != dst && bytes > 0) flows.push_back({src, dst, bytes / eff});
-  return Launch(now_us, flows, estimate);
+  return Launch(now_us, flows, estimate,
+                (static_cast<std::uint64_t>(src) << 32) ^ static_cast<std::uint64_t>(dst));
 }
 
 double FlowModel::NextEventUs() {

@@ -57,6 +57,14 @@ TEST(GateTest, FlattenNamesMetricsByTheirPath) {
   std::vector<std::string> rows;
   for (const Metric& m : c.metrics) rows.push_back(m.name);
   EXPECT_THAT(rows, ::testing::Contains("[allreduce 8].time_us"));
+  // Anonymous-namespace kernels: nvcc's build-path hash is not part of the name.
+  const FlatReport k1 = Flat(
+      R"({"uncovered_kernels": [{"name": "_ZN45_GLOBAL__N__e21fd584_12_x_cu_b629b5ec4stepEv", "count": 3}]})");
+  const FlatReport k2 = Flat(
+      R"({"uncovered_kernels": [{"name": "_ZN45_GLOBAL__N__3b67d945_12_x_cu_b629b5ec4stepEv", "count": 3}]})");
+  EXPECT_EQ(k1.metrics[0].name, k2.metrics[0].name);
+  EXPECT_EQ(k1.metrics[0].name,
+            "uncovered_kernels[_ZN45_GLOBAL__N___12_x_cu_b629b5ec4stepEv].count");
   EXPECT_FALSE(FlattenReport("{not json", "bad.json").ok());
   EXPECT_EQ(FlattenReport("{not json", "bad.json").status().message(),
             "bad.json: not a JSON report (docs/report-schema.md)");

@@ -99,8 +99,9 @@ class FlowModel {
     int flows_left = 0;
   };
   FlowModel(Topology topology);
+  // `route_key` picks the flows' ECMP paths (with each flow's index).
   Result<std::uint64_t> Launch(double now_us, const std::vector<FlowSpec>& flows,
-                               const CollectiveEstimate& estimate);
+                               const CollectiveEstimate& estimate, std::uint64_t route_key);
 
   Topology topology_;
   std::unique_ptr<FlowNetwork> network_;
