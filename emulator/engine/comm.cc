@@ -13,6 +13,12 @@
 namespace myriad::emulator::engine {
 namespace {
 
+// Microseconds of the flow model as engine time, rounded up: an event at that time finds the
+// flow (or transfer) it waits for done.
+SimTime CeilPicos(double us) {
+  return static_cast<SimTime>(std::ceil(us * static_cast<double>(kPicosPerMicro)));
+}
+
 bool IsReduction(netmodel::CollectiveOp op) {
   return op == netmodel::CollectiveOp::kAllReduce || op == netmodel::CollectiveOp::kReduce ||
          op == netmodel::CollectiveOp::kReduceScatter;
@@ -114,8 +120,9 @@ Status Simulation::ArriveCollective(int rank, int slot, const Op& call) {
     request.ranks = comm.layout.ranks;
     std::vector<std::pair<int, int>> members = std::move(inst.members);
     colls_.erase(key);
+    const EstimateKey stats{call.comm, static_cast<int>(call.coll), request.bytes};
     return StartTransfer(flow_->Start(ToMicros(now_), request, *est, comm.gpus), std::move(members),
-                         call, true);
+                         call, &stats);
   }
   const SimTime end = now_ + FromMicros(est->time_us);
   Log().debug("{} (#{}): all {} ranks arrived; {}/{} takes {:.3f} us", Describe(call), seq, n,
@@ -171,20 +178,18 @@ Status Simulation::ArriveP2p(int rank, int slot, const Op& call) {
   request.op = netmodel::CollectiveOp::kSendRecv;
   request.bytes = bytes;
   request.ranks = 2;
-  auto est = model_.Estimate(
-      request, model_.LayoutOf({workload_.gpu_of(comm.ranks[static_cast<size_t>(src)]),
-                                workload_.gpu_of(comm.ranks[static_cast<size_t>(dst)])}));
+  const int src_gpu = workload_.gpu_of(comm.ranks[static_cast<size_t>(src)]);
+  const int dst_gpu = workload_.gpu_of(comm.ranks[static_cast<size_t>(dst)]);
+  auto est = model_.Estimate(request, model_.LayoutOf({src_gpu, dst_gpu}));
   if (!est.ok()) return est.status();
   if (flow_) {
     const Op send_call = inst.send_op;
     std::vector<std::pair<int, int>> members = {{inst.send_rank, inst.send_slot},
                                                 {inst.recv_rank, inst.recv_slot}};
-    const int src_gpu = workload_.gpu_of(comm.ranks[static_cast<size_t>(src)]);
-    const int dst_gpu = workload_.gpu_of(comm.ranks[static_cast<size_t>(dst)]);
     p2ps_.erase(key);
     return StartTransfer(
         flow_->StartSend(ToMicros(now_), src_gpu, dst_gpu, static_cast<double>(bytes), *est),
-        std::move(members), send_call, false);
+        std::move(members), send_call, nullptr);
   }
   const SimTime end = now_ + FromMicros(est->time_us);
   Log().debug("{} (#{}) matched by rank {}: {:.3f} us", Describe(s), seq, inst.recv_rank,
@@ -200,17 +205,15 @@ Status Simulation::ArriveP2p(int rank, int slot, const Op& call) {
 }
 
 Status Simulation::StartTransfer(Result<std::uint64_t> id, std::vector<std::pair<int, int>> members,
-                                 const Op& call, bool collective) {
+                                 const Op& call, const EstimateKey* collective) {
   if (!id.ok())
     return Status::InvalidArgument(fmt::format("{}: {}", Describe(call), id.status().message()));
   for (const auto& [member, slot] : members) BeginComm(member, slot);
   Transfer t;
   t.members = std::move(members);
-  t.collective = collective;
+  t.collective = collective != nullptr;
   if (collective) {
-    const Communicator& comm = comms_.at(call.comm);
-    t.key =
-        EstimateKey{call.comm, static_cast<int>(call.coll), BufferBytes(call, comm.layout.ranks)};
+    t.key = *collective;
     t.what = fmt::format("{} {} B", netmodel::ToString(call.coll), t.key.bytes);
   } else {
     t.what = fmt::format("{} B rank {} -> rank {}", call.count * SizeOf(call.dtype),
@@ -230,7 +233,7 @@ void Simulation::AdvanceNetwork() {
     auto it = transfers_.find(d.id);
     if (it == transfers_.end()) continue;
     const Transfer& t = it->second;
-    const SimTime end = std::max(now_, static_cast<SimTime>(std::ceil(d.end_us * 1e6)));
+    const SimTime end = std::max(now_, CeilPicos(d.end_us));
     const SimTime took = FromMicros(d.time_us);
     if (t.collective) {
       auto& [total, longest] = flow_times_[t.key];
@@ -250,7 +253,7 @@ void Simulation::ScheduleNetwork() {
   const double next = flow_->NextEventUs();
   if (!std::isfinite(next)) return;
   // Rounded up to the picosecond: the flow model then finds the flow done.
-  const SimTime at = std::max(now_, static_cast<SimTime>(std::ceil(next * 1e6)));
+  const SimTime at = std::max(now_, CeilPicos(next));
   events_.Push(at, EventType::kNetwork, 0, 0, ++network_generation_);
 }
 

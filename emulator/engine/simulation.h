@@ -198,8 +198,10 @@ class Simulation {
   void BeginComm(int rank, int slot);
   // Flow fidelity: hands a matched collective or send to the flow model, and handles what
   // the model finished by now.
+  struct EstimateKey;
+  // `collective`: the collective's statistics key; nullptr for a send/recv.
   Status StartTransfer(Result<std::uint64_t> id, std::vector<std::pair<int, int>> members,
-                       const Op& call, bool collective);
+                       const Op& call, const EstimateKey* collective);
   void AdvanceNetwork();
   void ScheduleNetwork();
   Result<netmodel::CollectiveEstimate> TimeCollective(const Communicator& comm, const Op& call);

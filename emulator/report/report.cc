@@ -11,6 +11,11 @@
 namespace myriad::emulator {
 namespace {
 
+// Flow fidelity: a collective's mean time with contention over its time alone.
+double Slowdown(const CollectiveStats& c) {
+  return c.duration > 0 ? static_cast<double>(c.flow_mean) / static_cast<double>(c.duration) : 1.0;
+}
+
 std::string Json(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
@@ -129,11 +134,7 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
     for (const CollectiveStats& c : result.collectives) {
       out += fmt::format("  {:<14} {:<14} {:>12} {:>8} {:>14}", c.comm, netmodel::ToString(c.op),
                          Bytes(c.bytes), c.calls, Us(flow ? c.flow_mean : c.duration));
-      if (flow)
-        out += fmt::format(" {:>14} {:>8.2f}x", Us(c.duration),
-                           c.duration > 0
-                               ? static_cast<double>(c.flow_mean) / static_cast<double>(c.duration)
-                               : 1.0);
+      if (flow) out += fmt::format(" {:>14} {:>8.2f}x", Us(c.duration), Slowdown(c));
       out +=
           fmt::format("  {}/{}\n", netmodel::ToString(c.algorithm), netmodel::ToString(c.protocol));
     }
@@ -189,11 +190,8 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
     const bool flow = context.fidelity == "flow";
     std::string flow_keys;
     if (flow)
-      flow_keys = fmt::format(
-          ", \"alone_us\": {}, \"max_us\": {}, \"slowdown\": {:.4f}", Us(c.duration),
-          Us(c.flow_max),
-          c.duration > 0 ? static_cast<double>(c.flow_mean) / static_cast<double>(c.duration)
-                         : 1.0);
+      flow_keys = fmt::format(", \"alone_us\": {}, \"max_us\": {}, \"slowdown\": {:.4f}",
+                              Us(c.duration), Us(c.flow_max), Slowdown(c));
     out += fmt::format(
         "{}\n    {{\"comm\": {}, \"op\": {}, \"bytes\": {}, \"calls\": {}, \"time_us\": {}, "
         "\"algorithm\": {}, \"protocol\": {}, \"model\": {}{}}}",

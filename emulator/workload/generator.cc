@@ -166,7 +166,8 @@ using Coord = std::array<int, kAxes>;
 struct Dims {
   Coord full;  // sizes per axis
   Coord sim;   // simulated sizes (the expert-data-parallel axis folded to 1)
-  int dp;      // data-parallel replicas of the dense layers: ep x edp
+  // Data-parallel replicas of the dense layers: ep x edp.
+  int dp() const { return full[kEpAxis] * full[kEdpAxis]; }
 };
 
 class SyntheticWorkload;
@@ -206,6 +207,7 @@ class RankSource : public OpSource {
   void TpGather();
   void TpReduce();
   void P2p(std::int32_t stream, NameId comm, OpKind kind, int peer, std::uint64_t count);
+  void GroupBoundary(OpKind kind);  // ncclGroupStart / ncclGroupEnd
   void PipelineComm(unsigned comm);
 
   const SyntheticWorkload& w_;
@@ -226,7 +228,6 @@ class RankSource : public OpSource {
   int phase_ = 0;  // 0 set-up, 1 schedule, 2 iteration end, 3 done
   std::vector<Op> buffer_;
   std::size_t next_ = 0;
-  bool in_group_ = false;
   bool join_after_next_gemm_ = false;
 };
 
@@ -263,7 +264,7 @@ class SyntheticWorkload : public Workload {
   NameTable& names() override { return names_; }
   std::string description() const override {
     const ParallelSpec& p = spec_.parallel;
-    std::string axes = fmt::format("tp {} pp {} dp {}", p.tp, p.pp, dims_.dp);
+    std::string axes = fmt::format("tp {} pp {} dp {}", p.tp, p.pp, dims_.dp());
     if (p.cp > 1) axes += fmt::format(" cp {}", p.cp);
     if (p.ep > 1) axes += fmt::format(" ep {}", p.ep);
     if (p.virtual_stages > 1) axes += fmt::format(", {} virtual stages", p.virtual_stages);
@@ -372,8 +373,8 @@ RankSource::RankSource(const SyntheticWorkload& w, int rank, const Coord& coord)
     ep_comm_ = w.Name(w.GroupName("ep", at_));
     edp_comm_ = w.Name(w.GroupName("edp", at_));
   }
-  dense_shards_ = par.dense_shards(w.dims_.dp);
-  expert_shards_ = par.expert_shards(w.dims_.dp);
+  dense_shards_ = par.dense_shards(w.dims_.dp());
+  expert_shards_ = par.expert_shards(w.dims_.dp());
   zero1_ = par.distributed_optimizer && dense_shards_ > 1;
   fsdp_ = par.fsdp && dense_shards_ > 1;
 
@@ -536,14 +537,10 @@ void RankSource::Attention(bool backward) {
     if (exchange) {
       RecordEvent(kComputeStream, kCpForkEvent);
       WaitEvent(kCpCommStream, kCpForkEvent);
-      Op start;
-      start.kind = OpKind::kGroupStart;
-      buffer_.push_back(start);
+      GroupBoundary(OpKind::kGroupStart);
       P2p(kCpCommStream, cp_comm_, OpKind::kSend, (c + 1) % cp, kv);
       P2p(kCpCommStream, cp_comm_, OpKind::kRecv, (c + cp - 1) % cp, kv);
-      Op end;
-      end.kind = OpKind::kGroupEnd;
-      buffer_.push_back(end);
+      GroupBoundary(OpKind::kGroupEnd);
       RecordEvent(kCpCommStream, kCpJoinEvent);
     }
     FlashAttention(backward, local, step == 0 ? local : local / 2, step == 0);
@@ -800,6 +797,12 @@ void RankSource::P2p(std::int32_t stream, NameId comm, OpKind kind, int peer, st
   buffer_.push_back(op);
 }
 
+void RankSource::GroupBoundary(OpKind kind) {
+  Op op;
+  op.kind = kind;
+  buffer_.push_back(op);
+}
+
 void RankSource::GatherReceived() {
   if (w_.spec_.parallel.tp > 1 && !w_.spec_.parallel.sequence_parallel)
     TpCollective(netmodel::CollectiveOp::kAllGather);
@@ -827,21 +830,13 @@ void RankSource::PipelineComm(unsigned comm) {
   for (const auto& call : calls)
     if (comm & call.first) ++ops;
   const bool group = ops > 1;
-  if (group) {
-    Op start;
-    start.kind = OpKind::kGroupStart;
-    buffer_.push_back(start);
-  }
+  if (group) GroupBoundary(OpKind::kGroupStart);
   for (const auto& [bit, call] : calls) {
     if (!(comm & bit)) continue;
     P2p(kComputeStream, pp_comm_, call.first, call.second, count);
     recvs += call.first == OpKind::kRecv;
   }
-  if (group) {
-    Op end;
-    end.kind = OpKind::kGroupEnd;
-    buffer_.push_back(end);
-  }
+  if (group) GroupBoundary(OpKind::kGroupEnd);
   for (int i = 0; i < recvs; ++i) GatherReceived();
 }
 
@@ -1022,7 +1017,6 @@ Result<std::unique_ptr<Workload>> MakeSyntheticWorkload(const WorkloadSpec& spec
   dims.full = {p.tp, p.cp, p.ep, dp / p.ep, p.pp};
   dims.sim = dims.full;
   if (fold_data_parallel) dims.sim[kEdpAxis] = 1;
-  dims.dp = dp;
   return std::unique_ptr<Workload>(std::make_unique<SyntheticWorkload>(spec, cluster, dims));
 }
 

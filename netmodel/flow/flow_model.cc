@@ -211,8 +211,7 @@ Result<std::unique_ptr<FlowModel>> FlowModel::Create(const Cluster& cluster,
       if (change.fraction == 0) {
         topology.Fail(id);
       } else {
-        topology.Degrade(id,
-                         change.fraction * topology.link(id).capacity / topology.link(id).nominal);
+        topology.Degrade(id, change.fraction);
       }
     }
   }
@@ -223,9 +222,7 @@ Result<std::unique_ptr<FlowModel>> FlowModel::Create(const Cluster& cluster,
         return Status::InvalidArgument("background load on '" + bg.links + "' must be in [0, 1)");
       Result<std::vector<int>> ids = matching(bg.links);
       if (!ids.ok()) return ids.status();
-      for (int id : *ids)
-        topology.Degrade(id,
-                         (1 - bg.load) * topology.link(id).capacity / topology.link(id).nominal);
+      for (int id : *ids) topology.Degrade(id, 1 - bg.load);
       continue;
     }
     for (int gpu : bg.gpus)

@@ -94,8 +94,7 @@ std::vector<int> Topology::Match(const std::string& pattern) const {
 }
 
 void Topology::Degrade(int id, double fraction) {
-  Link& l = links_[static_cast<size_t>(id)];
-  l.capacity = l.nominal * fraction;
+  links_[static_cast<size_t>(id)].capacity *= fraction;
 }
 
 void Topology::Fail(int id) {

@@ -42,7 +42,8 @@ class Topology {
   Routing routing() const { return routing_; }
   // Links whose name matches `pattern` ('*' matches any run of characters).
   std::vector<int> Match(const std::string& pattern) const;
-  // Runs link `id` at `fraction` (0 < fraction <= 1) of its nominal capacity.
+  // Runs link `id` at `fraction` (0 < fraction <= 1) of its present capacity: changes
+  // compound (a link at half rate with 30% background load keeps 35% of its nominal).
   void Degrade(int id, double fraction);
   // Removes link `id`: ECMP stops choosing it; a trunk (spraying) loses one spine's share of
   // its capacity (and fails with the last); a route that has no alternative fails with an
