@@ -555,12 +555,18 @@ WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size, int stage) co
   // Parameters on one GPU of the stage: its layers' dense parameters over tp, its experts
   // over tp x ep; the first stage holds the embeddings, the last the final norm and the
   // output layer (a tied model keeps a copy of the embedding there when pp > 1).
-  double dense = 0, experts = 0;
+  // FSDP also holds the gathered weights of its largest layer twice (computing, prefetched).
+  double dense = 0, experts = 0, largest_layer = 0;
   for (int c = 0; c < v; ++c) {
     const auto [first, end] = ChunkLayers(stage, c);
     for (int l = first; l < end; ++l) {
-      dense += DenseLayerParameters(m, l);
-      if (m.IsMoeLayer(l)) experts += static_cast<double>(m.experts) * expert_parameters();
+      const double layer_dense = DenseLayerParameters(m, l);
+      const double layer_experts =
+          m.IsMoeLayer(l) ? static_cast<double>(m.experts) * expert_parameters() : 0.0;
+      dense += layer_dense;
+      experts += layer_experts;
+      largest_layer =
+          std::max(largest_layer, layer_dense / tp + layer_experts / (tp * parallel.ep));
     }
   }
   const bool gpt = m.activation == Activation::kGelu;
@@ -571,33 +577,12 @@ WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size, int stage) co
   }
   dense /= tp;
   experts /= static_cast<double>(tp) * parallel.ep;
-  const double dense_shards = parallel.dense_shards(dp);
-  const double expert_shards = parallel.expert_shards(dp);
+  const double all = dense + experts;
+  const double sharded = dense / parallel.dense_shards(dp) + experts / parallel.expert_shards(dp);
   RankMemory mem;
-  if (parallel.fsdp) {
-    // Sharded state, plus the gathered bf16 weights of the layer computing and the one being
-    // prefetched (two of the stage's largest layers).
-    double largest = 0;
-    for (int c = 0; c < v; ++c) {
-      const auto [first, end] = ChunkLayers(stage, c);
-      for (int l = first; l < end; ++l) {
-        const double layer =
-            DenseLayerParameters(m, l) / tp +
-            (m.IsMoeLayer(l) ? m.experts * expert_parameters() / (tp * parallel.ep) : 0.0);
-        largest = std::max(largest, layer);
-      }
-    }
-    const double sharded = dense / dense_shards + experts / expert_shards;
-    mem.weights = 2 * sharded + 2 * 2 * largest;
-    mem.gradients = 4 * sharded;
-    mem.optimizer = 12 * sharded;
-  } else {
-    mem.weights = 2 * (dense + experts);
-    mem.gradients = 4 * (dense + experts);
-    mem.optimizer = parallel.distributed_optimizer
-                        ? 12 * (dense / dense_shards + experts / expert_shards)
-                        : 12 * (dense + experts);
-  }
+  mem.weights = parallel.fsdp ? 2 * sharded + 2 * 2 * largest_layer : 2 * all;
+  mem.gradients = 4 * (parallel.fsdp ? sharded : all);
+  mem.optimizer = 12 * (parallel.fsdp || parallel.distributed_optimizer ? sharded : all);
   double per_chunk_max = 0;
   for (int c = 0; c < v; ++c) {
     const auto [first, end] = ChunkLayers(stage, c);
