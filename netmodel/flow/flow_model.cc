@@ -31,21 +31,13 @@ struct Domains {
 
 Domains GroupByDomain(const Cluster& cluster, const std::vector<int>& gpus) {
   Domains d;
-  std::vector<std::pair<int, int>> seen;  // (domain id, index), small: linear search is fine
+  std::unordered_map<int, int> index_of;  // domain id -> index into members
   for (int gpu : gpus) {
     const int domain = gpu / cluster.scale_up.domain_size;
-    auto it = std::find_if(seen.begin(), seen.end(),
-                           [&](const std::pair<int, int>& s) { return s.first == domain; });
-    int index;
-    if (it == seen.end()) {
-      index = static_cast<int>(d.members.size());
-      seen.emplace_back(domain, index);
-      d.members.emplace_back();
-    } else {
-      index = it->second;
-    }
-    d.members[static_cast<size_t>(index)].push_back(gpu);
-    d.of.push_back(index);
+    const auto [it, inserted] = index_of.emplace(domain, static_cast<int>(d.members.size()));
+    if (inserted) d.members.emplace_back();
+    d.members[static_cast<size_t>(it->second)].push_back(gpu);
+    d.of.push_back(it->second);
   }
   return d;
 }
