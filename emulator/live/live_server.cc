@@ -38,6 +38,9 @@ class Connection;
 // What the engine may assume about a process's host threads. A thread that sent an op it
 // waits on is blocked: it sends nothing more until the engine answers, at the answer's
 // virtual time. A running thread may send ops at any time from its clock on.
+// One lock guards the threads and the op queues of the process's ranks: a batch's ops and the
+// thread time it announces must appear together, or the engine could see the new time (or a
+// blocked thread) before the ops that come earlier and let virtual time pass them.
 struct ProcessState {
   struct Thread {
     bool blocked = false;
@@ -49,9 +52,8 @@ struct ProcessState {
 
   explicit ProcessState(int devices) : driver(static_cast<size_t>(devices), -1) {}
 
-  // The earliest virtual time this process could send ops for `device`, or kNever.
-  SimTime Hold(int device) {
-    std::lock_guard<std::mutex> lock(mu);
+  // The earliest virtual time this process could send ops for `device`, or kNever (mu held).
+  SimTime HoldLocked(int device) {
     const int d = driver[static_cast<size_t>(device)];
     if (d >= 0) {
       const Thread& t = threads[static_cast<std::uint32_t>(d)];
@@ -75,12 +77,15 @@ class LiveSource : public OpSource {
       : names_(names), rank_(rank), device_(device), process_(std::move(process)) {}
 
   SimTime HoldTime(SimTime host) override {
-    const SimTime hold = process_->Hold(device_);
+    std::lock_guard<std::mutex> lock(process_->mu);
+    // Ops that arrived since the engine last asked Pending(): it will find them next.
+    if (!queue_.empty()) return host;
+    const SimTime hold = process_->HoldLocked(device_);
     return hold == ProcessState::kNeverTime ? hold : std::max(host, hold);
   }
 
   bool Pending() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(process_->mu);
     return queue_.empty() && !closed_;
   }
   void SetWakeup(std::function<void()> wakeup) override {
@@ -90,9 +95,9 @@ class LiveSource : public OpSource {
   Result<bool> Next(Op& op) override;
   void Reply(const Op& op, const OpReply& reply) override;
 
-  // I/O thread side.
-  void Push(std::shared_ptr<Connection> connection, const wire::OpsHeader& header,
-            const wire::WireOp* ops);
+  // I/O thread side. PushLocked is called with the process's lock held.
+  void PushLocked(std::shared_ptr<Connection> connection, const wire::OpsHeader& header,
+                  const wire::WireOp* ops);
   // Something about the process changed (a thread blocked or resumed): re-evaluate.
   void Poke() { Wake(); }
   // What to call when a reply resumes one of the process's threads (pokes its siblings).
@@ -115,8 +120,7 @@ class LiveSource : public OpSource {
   NameTable& names_;
   const int rank_;
   const int device_;
-  std::shared_ptr<ProcessState> process_;
-  std::mutex mu_;
+  std::shared_ptr<ProcessState> process_;  // its mu guards the members up to error_
   std::deque<Queued> queue_;
   std::uint32_t last_thread_ = 0;  // the thread of the op Next() returned last
   std::function<void()> resume_;
@@ -179,6 +183,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   wire::FrameHeader header_{};
   std::string payload_;
   int process_ = -1;
+  bool identified_ = false;  // hello handled (or the connection ended first)
   std::mutex names_mu_;
   std::vector<std::string> names_;
   std::vector<bool> known_;
@@ -199,6 +204,7 @@ class Server : public LiveWorkload {
         Source(p, d)->SetResume([this, p] { PokeProcess(p); });
     source_handed_out_.assign(static_cast<size_t>(world_size()), false);
     connected_.assign(static_cast<size_t>(options.processes), false);
+    exited_.assign(static_cast<size_t>(options.processes), false);
   }
   ~Server() override { Stop(); }
 
@@ -233,8 +239,16 @@ class Server : public LiveWorkload {
         std::make_unique<SharedSource>(sources_[static_cast<size_t>(rank)]));
   }
   const std::string& socket_path() const override { return path_; }
+  // A connected process's ranks close when its connection reaches end of file, after every
+  // op it sent (closing at the exit could lose ops still unread in the socket). One that never
+  // said hello closes once no accepted connection is left that could still be it.
   void ProcessExited(int process) override {
-    asio::post(io_, [this, process] { CloseProcess(process, {}); });
+    asio::post(io_, [this, process] {
+      if (process < 0 || process >= options_.processes) return;
+      AcceptWaiting();  // its connect(), if any, is in the backlog by now
+      exited_[static_cast<size_t>(process)] = true;
+      CloseSilentExited();
+    });
   }
   void Stop() override {
     if (stopped_) return;
@@ -262,6 +276,11 @@ class Server : public LiveWorkload {
     connections_[hello.process] = connection;
     return Status::Ok();
   }
+  // I/O thread: a connection said who it is (or ended without saying).
+  void Identified() {
+    --unidentified_;
+    CloseSilentExited();
+  }
   LiveSource* Source(int process, int device) {
     if (device < 0 || device >= options_.devices_per_process) return nullptr;
     return sources_[static_cast<size_t>(process * options_.devices_per_process + device)].get();
@@ -280,15 +299,41 @@ class Server : public LiveWorkload {
   void Accept() {
     acceptor_.async_accept([this](boost::system::error_code ec, Socket socket) {
       if (ec) return;
-      // Only processes of our own user may talk to us.
-      ucred cred{};
-      socklen_t length = sizeof(cred);
-      if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &length) == 0 &&
-          cred.uid == ::getuid()) {
-        std::make_shared<Connection>(std::move(socket), *this)->Start();
-      }
+      Adopt(std::move(socket));
       Accept();
     });
+  }
+  void Adopt(Socket socket) {
+    // Only processes of our own user may talk to us.
+    ucred cred{};
+    socklen_t length = sizeof(cred);
+    if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0 ||
+        cred.uid != ::getuid())
+      return;
+    ++unidentified_;
+    std::make_shared<Connection>(std::move(socket), *this)->Start();
+  }
+  // Takes every connection already in the listen backlog now, not when the reactor gets to it.
+  void AcceptWaiting() {
+    for (;;) {
+      const int fd =
+          ::accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) return;
+      Socket socket(io_);
+      boost::system::error_code ec;
+      socket.assign(asio::local::stream_protocol(), fd, ec);
+      if (ec) {
+        ::close(fd);
+        continue;
+      }
+      Adopt(std::move(socket));
+    }
+  }
+  void CloseSilentExited() {
+    if (unidentified_ > 0) return;
+    for (int p = 0; p < options_.processes; ++p)
+      if (exited_[static_cast<size_t>(p)] && !connected_[static_cast<size_t>(p)])
+        CloseProcess(p, {});
   }
 
   LiveOptions options_;
@@ -303,6 +348,8 @@ class Server : public LiveWorkload {
   std::vector<std::shared_ptr<LiveSource>> sources_;
   std::vector<bool> source_handed_out_;
   std::vector<bool> connected_;
+  std::vector<bool> exited_;  // the launcher saw the process end
+  int unidentified_ = 0;      // accepted connections that have not said hello yet
   std::map<int, std::shared_ptr<Connection>> connections_;
 };
 
@@ -336,9 +383,11 @@ Status Connection::Handle() {
       wire::Hello hello;
       if (process_ >= 0 || !wire::Read(payload_, offset, hello))
         return Status::InvalidArgument("a malformed hello");
-      if (Status st = server_.Bind(shared_from_this(), hello); !st.ok()) return st;
-      process_ = hello.process;
-      return Status::Ok();
+      Status st = server_.Bind(shared_from_this(), hello);
+      if (st.ok()) process_ = hello.process;
+      identified_ = true;
+      server_.Identified();
+      return st;
     }
     case wire::FrameType::kNames: {
       std::lock_guard<std::mutex> lock(names_mu_);
@@ -378,9 +427,9 @@ Status Connection::Handle() {
         thread.time = std::max(thread.time, ops_header.thread_time_ps);
         thread.blocked = !ops.empty() && (ops.back().flags & wire::kWantsReply) != 0;
         state.driver[static_cast<size_t>(ops_header.device)] = static_cast<int>(ops_header.thread);
+        source->PushLocked(shared_from_this(), ops_header, ops.data());
       }
-      source->Push(shared_from_this(), ops_header, ops.data());
-      server_.PokeProcess(process_);
+      server_.PokeProcess(process_);  // wakes the source that got the ops too
       return Status::Ok();
     }
     default:
@@ -392,25 +441,25 @@ Status Connection::Handle() {
 void Connection::Fail(const std::string& why) {
   boost::system::error_code ec;
   socket_.close(ec);
+  if (!identified_) {
+    identified_ = true;
+    server_.Identified();
+  }
   if (process_ >= 0)
     server_.CloseProcess(
         process_, why.empty() ? std::string() : fmt::format("process {}: {}", process_, why));
 }
 
-void LiveSource::Push(std::shared_ptr<Connection> connection, const wire::OpsHeader& header,
-                      const wire::WireOp* ops) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    connection_ = std::move(connection);
-    for (std::uint32_t i = 0; i < header.count; ++i)
-      queue_.push_back({ops[i], header.thread, header.thread_time_ps});
-  }
-  Wake();
+void LiveSource::PushLocked(std::shared_ptr<Connection> connection, const wire::OpsHeader& header,
+                            const wire::WireOp* ops) {
+  connection_ = std::move(connection);
+  for (std::uint32_t i = 0; i < header.count; ++i)
+    queue_.push_back({ops[i], header.thread, header.thread_time_ps});
 }
 
 void LiveSource::Close(std::string error) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(process_->mu);
     closed_ = true;
     if (error_.empty()) error_ = std::move(error);
   }
@@ -422,7 +471,7 @@ Result<bool> LiveSource::Next(Op& op) {
   SimTime thread_time = 0;
   std::shared_ptr<Connection> connection;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(process_->mu);
     if (queue_.empty()) {
       if (!error_.empty()) return Status::InvalidArgument(error_);
       return false;
@@ -500,16 +549,11 @@ Result<bool> LiveSource::Next(Op& op) {
 
 void LiveSource::Reply(const Op&, const OpReply& reply) {
   std::shared_ptr<Connection> connection;
-  std::uint32_t thread = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    connection = connection_;
-    thread = last_thread_;
-  }
   {
     // The thread resumes at the answer's time.
     std::lock_guard<std::mutex> lock(process_->mu);
-    ProcessState::Thread& t = process_->threads[thread];
+    connection = connection_;
+    ProcessState::Thread& t = process_->threads[last_thread_];
     t.blocked = false;
     t.time = std::max(t.time, reply.host_time);
   }
