@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -191,6 +192,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   launch.socket_path = (*workload)->socket_path();
 
   // The processes run beside the engine; each one's end closes its ranks.
+  std::atomic<bool> stop_processes{false};
+  launch.stop = &stop_processes;
   Result<emulator::LaunchResult> launched = Status::Internal("not launched");
   std::thread launcher([&] {
     launched = emulator::Launch(launch, [&](int p) { (*workload)->ProcessExited(p); });
@@ -202,6 +205,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
       record_path.empty() ? static_cast<emulator::Workload&>(**workload) : recording;
   const emulator::EngineOptions options = flags.engine_options(*scenario);
   auto result = emulator::RunEngine(engine_input, cluster, options);
+  if (!result.ok()) stop_processes = true;  // they may wait for answers that will not come
   launcher.join();
   (*workload)->Stop();
 
@@ -215,6 +219,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return launched->exit_status();
   }
   if (const emulator::ProcessEnd* failure = launched->first_failure()) {
+    // A process that failed because the run did (it was told why) comes after the reason.
+    if (!result.ok()) err << "myriad: error: " << result.status().message() << "\n";
     err << fmt::format("myriad: error: rank {} (pid {}) {}{}\n", failure->process, failure->pid,
                        DescribeEnd(*failure),
                        processes > 1 ? "; the other processes were stopped" : "");

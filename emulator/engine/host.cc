@@ -248,6 +248,13 @@ Status Simulation::Execute(Rank& r, const Op& op) {
 }
 
 void Simulation::Query(Rank& r, int slot, std::uint64_t index, const std::string& what) {
+  // Work already complete stays complete: the answer is "ready" at any later host time, and
+  // waiting for the loop to reach this rank's clock could wait forever on a process whose
+  // other thread waits for this one on the host (a barrier between threads).
+  if (r.streams[static_cast<size_t>(slot)].completed >= index) {
+    r.reply.value = 1;
+    return;
+  }
   // The answer at this host time needs every event up to it: let the loop catch up.
   ++r.pending_waits;
   events_.Push(r.host, EventType::kWake, r.id, 0);

@@ -27,8 +27,8 @@ namespace myriad::emulator {
 namespace {
 
 // The shims a process gets, preloaded so an RPATH to the real toolkit cannot win.
-constexpr const char* kShims[] = {"libcudart.so.13",   "libcublas.so.13", "libcublasLt.so.13",
-                                  "libnccl.so.2",      "libcuda.so.1",    "libnvidia-ml.so.1",
+constexpr const char* kShims[] = {"libcudart.so.13",     "libcublas.so.13", "libcublasLt.so.13",
+                                  "libnccl.so.2",        "libcuda.so.1",    "libnvidia-ml.so.1",
                                   "libmyriad_preload.so"};
 
 int FreePort() {
@@ -262,6 +262,11 @@ Result<LaunchResult> Launch(const LaunchOptions& options, std::function<void(int
       }
     }
     const auto now = std::chrono::steady_clock::now();
+    if (!stopping && options.stop != nullptr && options.stop->load()) {
+      stopping = true;
+      stop_requested = now;
+      stop_all(SIGTERM);
+    }
     if (!stopping && options.timeout_seconds > 0 &&
         std::chrono::duration<double>(now - start).count() > options.timeout_seconds) {
       result.timed_out = true;

@@ -45,6 +45,7 @@ struct ProcessState {
   struct Thread {
     bool blocked = false;
     SimTime time = 0;
+    std::shared_ptr<Connection> connection;  // each host thread has its own
   };
   std::mutex mu;
   std::map<std::uint32_t, Thread> threads;
@@ -96,8 +97,7 @@ class LiveSource : public OpSource {
   void Reply(const Op& op, const OpReply& reply) override;
 
   // I/O thread side. PushLocked is called with the process's lock held.
-  void PushLocked(std::shared_ptr<Connection> connection, const wire::OpsHeader& header,
-                  const wire::WireOp* ops);
+  void PushLocked(const wire::OpsHeader& header, const wire::WireOp* ops);
   // Something about the process changed (a thread blocked or resumed): re-evaluate.
   void Poke() { Wake(); }
   // What to call when a reply resumes one of the process's threads (pokes its siblings).
@@ -124,13 +124,10 @@ class LiveSource : public OpSource {
   std::deque<Queued> queue_;
   std::uint32_t last_thread_ = 0;  // the thread of the op Next() returned last
   std::function<void()> resume_;
-  std::shared_ptr<Connection> connection_;
   bool closed_ = false;
   std::string error_;
   std::mutex wake_mu_;
   std::function<void()> wakeup_;
-  // Per connection name id -> engine NameId (engine thread only).
-  std::vector<NameId> name_cache_;
 };
 
 // The engine owns what OpenRank returns and destroys it when the run ends, while the I/O
@@ -171,6 +168,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
     asio::write(socket_, asio::buffer(frame), ec);  // a dead process is noticed by the reader
   }
   int process() const { return process_; }
+  // The engine's id for a name id of this connection (engine thread only).
+  Result<NameId> Intern(std::uint32_t id, NameTable& names) {
+    if (id < name_cache_.size() && name_cache_[id] != 0) return name_cache_[id];
+    auto name = Name(id);
+    if (!name.ok()) return name.status();
+    if (id >= name_cache_.size()) name_cache_.resize(id + 1, 0);
+    return name_cache_[id] = names.Intern(*name);
+  }
 
  private:
   void ReadHeader();
@@ -188,6 +193,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<std::string> names_;
   std::vector<bool> known_;
   std::mutex write_mu_;
+  std::vector<NameId> name_cache_;  // name id -> engine NameId (engine thread only)
 };
 
 class Server : public LiveWorkload {
@@ -203,8 +209,9 @@ class Server : public LiveWorkload {
       for (int d = 0; d < options.devices_per_process; ++d)
         Source(p, d)->SetResume([this, p] { PokeProcess(p); });
     source_handed_out_.assign(static_cast<size_t>(world_size()), false);
-    connected_.assign(static_cast<size_t>(options.processes), false);
-    exited_.assign(static_cast<size_t>(options.processes), false);
+    open_.assign(static_cast<size_t>(options.processes), 0);
+    ended_.assign(static_cast<size_t>(options.processes), false);
+    closed_.assign(static_cast<size_t>(options.processes), false);
   }
   ~Server() override { Stop(); }
 
@@ -239,16 +246,11 @@ class Server : public LiveWorkload {
         std::make_unique<SharedSource>(sources_[static_cast<size_t>(rank)]));
   }
   const std::string& socket_path() const override { return path_; }
-  // A connected process's ranks close when its connection reaches end of file, after every
-  // op it sent (closing at the exit could lose ops still unread in the socket). One that never
-  // said hello closes once no accepted connection is left that could still be it.
+  // A process's ranks close once it has ended (the launcher saw it exit, or one of its
+  // connections reached end of file) and all of its connections have reached end of file,
+  // after every op it sent: closing at the exit could lose ops still unread in a socket.
   void ProcessExited(int process) override {
-    asio::post(io_, [this, process] {
-      if (process < 0 || process >= options_.processes) return;
-      AcceptWaiting();  // its connect(), if any, is in the backlog by now
-      exited_[static_cast<size_t>(process)] = true;
-      CloseSilentExited();
-    });
+    asio::post(io_, [this, process] { Ended(process); });
   }
   void Stop() override {
     if (stopped_) return;
@@ -260,7 +262,7 @@ class Server : public LiveWorkload {
   }
 
   // I/O thread.
-  Status Bind(const std::shared_ptr<Connection>& connection, const wire::Hello& hello) {
+  Status Bind(const wire::Hello& hello) {
     if (hello.magic != wire::kMagic || hello.version != wire::kVersion)
       return Status::InvalidArgument("a client that does not speak Myriad's protocol version");
     if (hello.process < 0 || hello.process >= options_.processes)
@@ -270,16 +272,37 @@ class Server : public LiveWorkload {
       return Status::InvalidArgument(
           fmt::format("process {} drives {} devices, the launch has {} per process", hello.process,
                       hello.devices, options_.devices_per_process));
-    if (connected_[static_cast<size_t>(hello.process)])
-      return Status::InvalidArgument(fmt::format("process {} connected twice", hello.process));
-    connected_[static_cast<size_t>(hello.process)] = true;
-    connections_[hello.process] = connection;
+    if (closed_[static_cast<size_t>(hello.process)])
+      return Status::InvalidArgument(
+          fmt::format("process {} connected after its ranks ended", hello.process));
+    // Every host thread connects on its own. A second one is refused, and fails the run with
+    // the reason: while one thread waits on the host for another (a barrier, a condition
+    // variable), the engine cannot tell it from a thread still computing, and holding virtual
+    // time for it could wait forever (docs/ARCHITECTURE.md, "Live processes").
+    if (open_[static_cast<size_t>(hello.process)] > 0) {
+      const std::string why = fmt::format(
+          "process {}: a second host thread called CUDA; processes that drive their GPUs from "
+          "several host threads are not supported yet (one thread per process: use more "
+          "processes, or NCCL group calls from one thread)",
+          hello.process);
+      CloseProcess(hello.process, why);
+      return Status::InvalidArgument(why);
+    }
+    ++open_[static_cast<size_t>(hello.process)];
     return Status::Ok();
   }
   // I/O thread: a connection said who it is (or ended without saying).
   void Identified() {
     --unidentified_;
-    CloseSilentExited();
+    CloseEnded();
+  }
+  // I/O thread: a connection of `process` reached end of file, or the process exited.
+  void Disconnected(int process) { --open_[static_cast<size_t>(process)]; }
+  void Ended(int process) {
+    if (process < 0 || process >= options_.processes) return;
+    AcceptWaiting();  // the connect() of any thread of an ended process is in the backlog
+    ended_[static_cast<size_t>(process)] = true;
+    CloseEnded();
   }
   LiveSource* Source(int process, int device) {
     if (device < 0 || device >= options_.devices_per_process) return nullptr;
@@ -292,6 +315,7 @@ class Server : public LiveWorkload {
   }
   void CloseProcess(int process, const std::string& error) {
     if (process < 0 || process >= options_.processes) return;
+    closed_[static_cast<size_t>(process)] = true;
     for (int d = 0; d < options_.devices_per_process; ++d) Source(process, d)->Close(error);
   }
 
@@ -329,11 +353,13 @@ class Server : public LiveWorkload {
       Adopt(std::move(socket));
     }
   }
-  void CloseSilentExited() {
+  // Closes the ended processes no connection (said or not yet said hello) may still feed.
+  void CloseEnded() {
     if (unidentified_ > 0) return;
-    for (int p = 0; p < options_.processes; ++p)
-      if (exited_[static_cast<size_t>(p)] && !connected_[static_cast<size_t>(p)])
-        CloseProcess(p, {});
+    for (int p = 0; p < options_.processes; ++p) {
+      const auto i = static_cast<size_t>(p);
+      if (ended_[i] && open_[i] == 0 && !closed_[i]) CloseProcess(p, {});
+    }
   }
 
   LiveOptions options_;
@@ -347,10 +373,12 @@ class Server : public LiveWorkload {
   std::vector<std::shared_ptr<ProcessState>> processes_;
   std::vector<std::shared_ptr<LiveSource>> sources_;
   std::vector<bool> source_handed_out_;
-  std::vector<bool> connected_;
-  std::vector<bool> exited_;  // the launcher saw the process end
-  int unidentified_ = 0;      // accepted connections that have not said hello yet
-  std::map<int, std::shared_ptr<Connection>> connections_;
+  // Per process (I/O thread only): connections open, whether it has ended, whether its ranks
+  // are closed.
+  std::vector<int> open_;
+  std::vector<bool> ended_;
+  std::vector<bool> closed_;
+  int unidentified_ = 0;  // accepted connections that have not said hello yet
 };
 
 void Connection::ReadHeader() {
@@ -383,7 +411,7 @@ Status Connection::Handle() {
       wire::Hello hello;
       if (process_ >= 0 || !wire::Read(payload_, offset, hello))
         return Status::InvalidArgument("a malformed hello");
-      Status st = server_.Bind(shared_from_this(), hello);
+      Status st = server_.Bind(hello);
       if (st.ok()) process_ = hello.process;
       identified_ = true;
       server_.Identified();
@@ -426,8 +454,9 @@ Status Connection::Handle() {
         ProcessState::Thread& thread = state.threads[ops_header.thread];
         thread.time = std::max(thread.time, ops_header.thread_time_ps);
         thread.blocked = !ops.empty() && (ops.back().flags & wire::kWantsReply) != 0;
+        thread.connection = shared_from_this();
         state.driver[static_cast<size_t>(ops_header.device)] = static_cast<int>(ops_header.thread);
-        source->PushLocked(shared_from_this(), ops_header, ops.data());
+        source->PushLocked(ops_header, ops.data());
       }
       server_.PokeProcess(process_);  // wakes the source that got the ops too
       return Status::Ok();
@@ -439,20 +468,23 @@ Status Connection::Handle() {
 }
 
 void Connection::Fail(const std::string& why) {
+  // The process learns why before the connection closes (its shim prints it and exits).
+  if (!why.empty()) Send(wire::FrameType::kFatal, why);
   boost::system::error_code ec;
   socket_.close(ec);
   if (!identified_) {
     identified_ = true;
     server_.Identified();
   }
-  if (process_ >= 0)
-    server_.CloseProcess(
-        process_, why.empty() ? std::string() : fmt::format("process {}: {}", process_, why));
+  if (process_ < 0) return;
+  server_.Disconnected(process_);
+  if (why.empty())
+    server_.Ended(process_);  // the process closed its end: it exited, or is exiting
+  else
+    server_.CloseProcess(process_, fmt::format("process {}: {}", process_, why));
 }
 
-void LiveSource::PushLocked(std::shared_ptr<Connection> connection, const wire::OpsHeader& header,
-                            const wire::WireOp* ops) {
-  connection_ = std::move(connection);
+void LiveSource::PushLocked(const wire::OpsHeader& header, const wire::WireOp* ops) {
   for (std::uint32_t i = 0; i < header.count; ++i)
     queue_.push_back({ops[i], header.thread, header.thread_time_ps});
 }
@@ -480,15 +512,9 @@ Result<bool> LiveSource::Next(Op& op) {
     thread_time = queue_.front().thread_time;
     last_thread_ = queue_.front().thread;
     queue_.pop_front();
-    connection = connection_;
+    connection = process_->threads[last_thread_].connection;
   }
-  auto intern = [&](std::uint32_t id) -> Result<NameId> {
-    if (id < name_cache_.size() && name_cache_[id] != 0) return name_cache_[id];
-    auto name = connection->Name(id);
-    if (!name.ok()) return name.status();
-    if (id >= name_cache_.size()) name_cache_.resize(id + 1, 0);
-    return name_cache_[id] = names_.Intern(*name);
-  };
+  auto intern = [&](std::uint32_t id) { return connection->Intern(id, names_); };
   op = Op();
   switch (static_cast<wire::WireKind>(w.kind)) {
     case wire::WireKind::kCommInit:
@@ -552,8 +578,8 @@ void LiveSource::Reply(const Op&, const OpReply& reply) {
   {
     // The thread resumes at the answer's time.
     std::lock_guard<std::mutex> lock(process_->mu);
-    connection = connection_;
     ProcessState::Thread& t = process_->threads[last_thread_];
+    connection = t.connection;  // the thread that sent the op waits on its own connection
     t.blocked = false;
     t.time = std::max(t.time, reply.host_time);
   }

@@ -69,6 +69,17 @@ std::vector<ThreadState*>& Registry() {
   return *threads;
 }
 
+// Myriad stopped the run (or died): nothing this process does can be timed any more. Says
+// why when Myriad sent a reason before it closed the connection.
+[[noreturn]] void RunEnded(ThreadState& t) {
+  wire::Reply r;
+  std::string fatal;
+  while (t.client.ReadReply(r, &fatal)) {
+  }  // replies still in flight come before the reason
+  std::fprintf(stderr, "myriad: the run ended%s%s\n", fatal.empty() ? "" : ": ", fatal.c_str());
+  std::_Exit(1);
+}
+
 bool SendBatch(ThreadState& t) {
   if (!t.connected) {
     const Settings& s = GetSettings();
@@ -83,14 +94,15 @@ bool SendBatch(ThreadState& t) {
     t.connected = true;
   }
   if (!t.new_names.empty()) {
-    if (!t.client.SendNames(t.new_names)) return false;
+    if (!t.client.SendNames(t.new_names)) RunEnded(t);
     t.new_names.clear();
   }
   if (t.batch.empty()) return true;
-  const bool ok = t.client.SendOps(t.batch_device, t.batch.data(),
-                                   static_cast<std::uint32_t>(t.batch.size()), t.index, t.clock_ps);
+  if (!t.client.SendOps(t.batch_device, t.batch.data(), static_cast<std::uint32_t>(t.batch.size()),
+                        t.index, t.clock_ps))
+    RunEnded(t);
   t.batch.clear();
-  return ok;
+  return true;
 }
 
 void FlushAll() {
@@ -207,7 +219,6 @@ int Call(const wire::WireOp& op, int device, wire::Reply* reply) {
   wire::Reply r;
   std::string fatal;
   if (!t.client.ReadReply(r, &fatal)) {
-    // Myriad stopped the run (or died): nothing this process does can be timed any more.
     std::fprintf(stderr, "myriad: the run ended%s%s\n", fatal.empty() ? "" : ": ", fatal.c_str());
     std::_Exit(1);
   }

@@ -89,7 +89,9 @@ class Client {
  private:
   bool WriteAll(const char* data, std::size_t size) {
     while (size > 0) {
-      const ssize_t n = ::write(fd_, data, size);
+      // MSG_NOSIGNAL: a closed connection is an error to report, not a SIGPIPE that kills
+      // the user's process without a word.
+      const ssize_t n = ::send(fd_, data, size, MSG_NOSIGNAL);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return false;
       data += n;

@@ -15,6 +15,7 @@
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // size -> busbw from nccl-tests-style rows (an optional "[rank 0] " prefix is skipped).
 std::map<long long, double> BusBandwidths(const std::string& output, bool only_rank0) {
@@ -60,6 +61,19 @@ TEST(ExamplesRunTest, CollectiveBenchOneProcessEightGpus) {
   ExpectMatchesCollective(
       "--processes 1 --devices-per-process 8 -- " + kBench + kBenchArgs + " -g 8",
       "scenarios/dgx-h100.toml");
+}
+
+// Two host threads of one process driving GPUs are refused with the reason (not a hang, not
+// a process killed by SIGPIPE without a word): the process prints it and so does myriad.
+TEST(ExamplesRunTest, ASecondHostThreadIsRefusedWithTheReason) {
+  const auto [status, out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) +
+      " run scenarios/h100-x16.toml --processes 1 --devices-per-process 2 --timeout 60 -- " +
+      kBench + " -t 2 -b 8 -e 64M 2>&1");
+  EXPECT_NE(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("myriad: the run ended: process 0: a second host thread called CUDA"));
+  EXPECT_THAT(out, HasSubstr("myriad: error: process 0: a second host thread called CUDA"));
+  EXPECT_THAT(out, Not(HasSubstr("timed out")));
 }
 
 TEST(ExamplesRunTest, ScenarioLaunchSectionRunsItsCommand) {

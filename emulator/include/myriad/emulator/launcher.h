@@ -3,6 +3,7 @@
 // output, and reports how each one ended.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <string>
@@ -39,6 +40,9 @@ struct LaunchOptions {
   bool prefix_output = true;   // "[rank N] " before each line when several processes run
   // More environment for every process (the virtual GPU's properties, clock settings).
   std::map<std::string, std::string> extra_env;
+  // Set from another thread (the engine failed): the processes are stopped as on a timeout,
+  // since they may be waiting for answers that will not come.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct ProcessEnd {
