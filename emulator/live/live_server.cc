@@ -227,6 +227,7 @@ class Server : public LiveWorkload {
     acceptor_.open(endpoint.protocol(), ec);
     if (!ec) acceptor_.bind(endpoint, ec);
     if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (!ec) acceptor_.non_blocking(true, ec);  // AcceptWaiting must never block
     if (ec) return Status::Internal(fmt::format("cannot listen on {}: {}", path_, ec.message()));
     Accept();
     thread_ = std::thread([this] { io_.run(); });

@@ -72,6 +72,55 @@ TEST(LiveServerTest, ProcessesDriveRanksAndGetVirtualTimeBack) {
   EXPECT_EQ(result->total_time, 151 * kUs);
 }
 
+// The launcher may see a process exit before the I/O thread has read what it sent (or even
+// accepted its connection): every op still counts. (Whether the exit overtakes the reads here
+// is up to the I/O thread; a delay put into it made the code before this test lose ops.)
+TEST(LiveServerTest, AProcessThatExitedStillHasAllItsOpsRun) {
+  LiveOptions options;
+  auto workload = LiveWorkload::Start(options);
+  ASSERT_TRUE(workload.ok());
+  constexpr int kKernels = 300;
+  std::thread process([path = (*workload)->socket_path()] {
+    wire::Client client;
+    ASSERT_TRUE(client.Connect(path));
+    ASSERT_TRUE(client.SendHello(0, 1));
+    ASSERT_TRUE(client.SendNames({{1, "gemm"}}));
+    for (int i = 0; i < kKernels; ++i) {
+      const wire::WireOp op = Kernel(1, 10);
+      ASSERT_TRUE(client.SendOps(0, &op, 1));
+    }
+    client.Close();
+  });
+  process.join();
+  (*workload)->ProcessExited(0);  // before the engine (or the I/O thread) looked at anything
+  auto result = RunEngine(**workload, netmodel::testing::DgxCluster("h100-sxm", 1), Options());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->simulated_ops, static_cast<std::uint64_t>(kKernels));
+  EXPECT_EQ(result->total_time, (1 + 10 * kKernels) * kUs);
+}
+
+// A second host thread of a process is refused, and its ranks fail with the reason.
+TEST(LiveServerTest, ASecondConnectionOfAProcessFailsItsRanks) {
+  LiveOptions options;
+  auto workload = LiveWorkload::Start(options);
+  ASSERT_TRUE(workload.ok());
+  std::thread process([path = (*workload)->socket_path()] {
+    wire::Client main_thread, worker;
+    ASSERT_TRUE(main_thread.Connect(path));
+    ASSERT_TRUE(main_thread.SendHello(0, 1));
+    ASSERT_TRUE(worker.Connect(path));
+    ASSERT_TRUE(worker.SendHello(0, 1));
+    wire::Reply reply;
+    std::string fatal;
+    EXPECT_FALSE(worker.ReadReply(reply, &fatal));
+    EXPECT_THAT(fatal, HasSubstr("a second host thread called CUDA"));
+  });
+  auto result = RunEngine(**workload, netmodel::testing::DgxCluster("h100-sxm", 1), Options());
+  process.join();
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("process 0: a second host thread called CUDA"));
+}
+
 TEST(LiveServerTest, ABadClientIsDroppedAndItsRanksFail) {
   LiveOptions options;
   auto workload = LiveWorkload::Start(options);
