@@ -205,7 +205,12 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
       record_path.empty() ? static_cast<emulator::Workload&>(**workload) : recording;
   const emulator::EngineOptions options = flags.engine_options(*scenario);
   auto result = emulator::RunEngine(engine_input, cluster, options);
-  if (!result.ok()) stop_processes = true;  // they may wait for answers that will not come
+  if (!result.ok()) {
+    // The processes may wait for answers that will not come: tell them why, and stop the
+    // ones that do not listen.
+    (*workload)->Abort(result.status().message());
+    stop_processes = true;
+  }
   launcher.join();
   (*workload)->Stop();
 

@@ -168,6 +168,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     asio::write(socket_, asio::buffer(frame), ec);  // a dead process is noticed by the reader
   }
   int process() const { return process_; }
+  // I/O thread: the run failed; tell the process and hang up.
+  void Abort(const std::string& why) {
+    Send(wire::FrameType::kFatal, why);
+    boost::system::error_code ec;
+    socket_.close(ec);
+  }
   // The engine's id for a name id of this connection (engine thread only).
   Result<NameId> Intern(std::uint32_t id, NameTable& names) {
     if (id < name_cache_.size() && name_cache_[id] != 0) return name_cache_[id];
@@ -253,6 +259,13 @@ class Server : public LiveWorkload {
   void ProcessExited(int process) override {
     asio::post(io_, [this, process] { Ended(process); });
   }
+  void Abort(const std::string& why) override {
+    asio::post(io_, [this, why] {
+      for (const auto& weak : connections_)
+        if (auto connection = weak.lock()) connection->Abort(why);
+      connections_.clear();
+    });
+  }
   void Stop() override {
     if (stopped_) return;
     stopped_ = true;
@@ -336,7 +349,9 @@ class Server : public LiveWorkload {
         cred.uid != ::getuid())
       return;
     ++unidentified_;
-    std::make_shared<Connection>(std::move(socket), *this)->Start();
+    auto connection = std::make_shared<Connection>(std::move(socket), *this);
+    connections_.push_back(connection);
+    connection->Start();
   }
   // Takes every connection already in the listen backlog now, not when the reactor gets to it.
   void AcceptWaiting() {
@@ -380,6 +395,7 @@ class Server : public LiveWorkload {
   std::vector<bool> ended_;
   std::vector<bool> closed_;
   int unidentified_ = 0;  // accepted connections that have not said hello yet
+  std::vector<std::weak_ptr<Connection>> connections_;  // for Abort
 };
 
 void Connection::ReadHeader() {

@@ -3,6 +3,7 @@
 // each; it prints the virtual time Myriad answers. For launcher tests.
 //
 //   myriad_fake_process [--kernel-us X] [--steps N] [--exit-status S] [--crash-at-step K]
+//                       [--bad-op-at-step K]   (an op of an unknown kind: the run fails)
 #include <signal.h>
 
 #include <cstdio>
@@ -23,12 +24,13 @@ int Env(const char* name, int fallback) {
 
 int main(int argc, char** argv) {
   double kernel_us = 100;
-  int steps = 2, exit_status = 0, crash_at = -1;
+  int steps = 2, exit_status = 0, crash_at = -1, bad_op_at = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--kernel-us")) kernel_us = std::atof(argv[i + 1]);
     if (!std::strcmp(argv[i], "--steps")) steps = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--exit-status")) exit_status = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--crash-at-step")) crash_at = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--bad-op-at-step")) bad_op_at = std::atoi(argv[i + 1]);
   }
   const char* socket = std::getenv("MYRIAD_SOCKET");
   const int process = Env("MYRIAD_PROCESS", -1);
@@ -55,8 +57,14 @@ int main(int argc, char** argv) {
       ops[0].duration_ps = static_cast<std::int64_t>(kernel_us * 1e6);
       ops[1].kind = 8;  // device_sync
       ops[1].flags = myriad::wire::kWantsReply;
+      if (step == bad_op_at) ops[0].kind = 200;
       myriad::wire::Reply reply;
-      if (!client.SendOps(d, ops, 2, 0, clock) || !client.ReadReply(reply)) return 5;
+      std::string fatal;
+      if (!client.SendOps(d, ops, 2, 0, clock)) return 5;
+      if (!client.ReadReply(reply, &fatal)) {
+        std::fprintf(stderr, "the run ended: %s\n", fatal.c_str());
+        return 6;
+      }
       clock = reply.host_time_ps;
       std::printf("step %d device %d: %.3f us\n", step, d,
                   static_cast<double>(reply.host_time_ps) / 1e6);

@@ -51,6 +51,18 @@ TEST(LauncherTest, ExitStatusAndCrashesAreReported) {
   EXPECT_THAT(crash, HasSubstr("the other processes were stopped"));
 }
 
+// The engine fails while the processes wait for its answers: they are told why and the run
+// ends (it used to wait for them forever).
+TEST(LauncherTest, AFailedRunTellsTheWaitingProcessesWhy) {
+  const auto [status, out] =
+      Myriad(std::string("run scenarios/dgx-h100.toml --processes 2 --timeout 60 -- ") +
+             MYRIAD_FAKE_PROCESS + " --bad-op-at-step 1 --steps 3");
+  EXPECT_NE(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("myriad: error: rank 0: its process sent an unknown op kind 200"));
+  EXPECT_THAT(out, HasSubstr("the run ended: rank 0: its process sent an unknown op kind 200"));
+  EXPECT_THAT(out, Not(HasSubstr("timed out")));
+}
+
 TEST(LauncherTest, TimeoutStopsEverything) {
   const auto [status, out] = Myriad(
       "run scenarios/dgx-h100.toml --processes 2 --timeout 0.5 -- "

@@ -26,8 +26,11 @@ class LiveWorkload : public Workload {
 
   // Path of the socket processes connect to (the launcher puts it in MYRIAD_SOCKET).
   virtual const std::string& socket_path() const = 0;
-  // Marks process `p` as gone (the launcher saw it exit): its ranks' streams end.
+  // Marks process `p` as gone (the launcher saw it exit): its ranks' streams end once
+  // everything it sent has been read.
   virtual void ProcessExited(int process) = 0;
+  // The run failed: every connected process is told why (its shim prints it and exits).
+  virtual void Abort(const std::string& why) = 0;
   // Stops serving; pending and future replies are dropped.
   virtual void Stop() = 0;
 };
