@@ -81,6 +81,9 @@ std::vector<ThreadState*>& Registry() {
 }
 
 bool SendBatch(ThreadState& t) {
+  // A thread with nothing to send does not connect (the exit-time flush visits every thread
+  // that touched the shims, and Myriad refuses a second thread that drives GPUs).
+  if (t.batch.empty()) return true;
   if (!t.connected) {
     const Settings& s = GetSettings();
     if (t.broken || !s.under_myriad || !t.client.Connect(s.socket) ||
@@ -97,7 +100,6 @@ bool SendBatch(ThreadState& t) {
     if (!t.client.SendNames(t.new_names)) RunEnded(t);
     t.new_names.clear();
   }
-  if (t.batch.empty()) return true;
   if (!t.client.SendOps(t.batch_device, t.batch.data(), static_cast<std::uint32_t>(t.batch.size()),
                         t.index, t.clock_ps))
     RunEnded(t);
