@@ -190,13 +190,10 @@ Status LoadThresholds(const std::string& path, GateOptions* options) {
     Field<std::string> better;
     MYRIAD_RETURN_IF_ERROR(r->String("better", &better));
     if (better.present) {
-      if (better.value == "higher") {
-        rule.better = Better::kHigher;
-      } else if (better.value == "lower") {
-        rule.better = Better::kLower;
-      } else {
-        return better.Error("must be \"higher\" or \"lower\", got '" + better.value + "'");
-      }
+      Better parsed = Better::kLower;
+      MYRIAD_RETURN_IF_ERROR(
+          ParseChoice(better, {{"higher", Better::kHigher}, {"lower", Better::kLower}}, &parsed));
+      rule.better = parsed;
     }
     options->rules.push_back(rule);
   }

@@ -222,21 +222,16 @@ class Resolver {
             fmt::format("unknown launch environment '{}' (torchrun, mpi, slurm)", env.value));
       launch.env = env.value;
     }
-    if (clock.present) {
-      if (clock.value != "virtual" && clock.value != "real")
-        return clock.Error(fmt::format("must be \"virtual\" or \"real\", got '{}'", clock.value));
-      launch.virtual_host_clock = clock.value == "virtual";
-    }
+    if (clock.present)
+      MYRIAD_RETURN_IF_ERROR(ParseChoice<bool>(clock, {{"virtual", true}, {"real", false}},
+                                               &launch.virtual_host_clock));
     Field<std::string> host_time;
     Field<double> scale;
     MYRIAD_RETURN_IF_ERROR(r.String("host_time", &host_time));
     MYRIAD_RETURN_IF_ERROR(r.Number("host_time_scale", &scale));
-    if (host_time.present) {
-      if (host_time.value != "modelled" && host_time.value != "measured")
-        return host_time.Error(
-            fmt::format("must be \"modelled\" or \"measured\", got '{}'", host_time.value));
-      launch.measure_host_time = host_time.value == "measured";
-    }
+    if (host_time.present)
+      MYRIAD_RETURN_IF_ERROR(ParseChoice<bool>(host_time, {{"modelled", false}, {"measured", true}},
+                                               &launch.measure_host_time));
     if (scale.present) {
       if (!(scale.value > 0))
         return scale.Error(fmt::format("must be positive, got {}", scale.value));
@@ -325,16 +320,10 @@ class Resolver {
 
     Field<std::string> activation;
     MYRIAD_RETURN_IF_ERROR(r.String("activation", &activation));
-    if (activation.present) {
-      if (activation.value == "gelu") {
-        model.activation = Activation::kGelu;
-      } else if (activation.value == "swiglu") {
-        model.activation = Activation::kSwiglu;
-      } else {
-        return activation.Error(
-            fmt::format("must be \"gelu\" or \"swiglu\", got '{}'", activation.value));
-      }
-    }
+    if (activation.present)
+      MYRIAD_RETURN_IF_ERROR(
+          ParseChoice(activation, {{"gelu", Activation::kGelu}, {"swiglu", Activation::kSwiglu}},
+                      &model.activation));
     Record("workload.activation", activation.present ? Override(activation.pos)
                                   : preset.present   ? from_preset
                                                      : "default");
@@ -398,15 +387,10 @@ class Resolver {
     }
     Record("network.fidelity", fidelity.present ? Override(fidelity.pos) : "default");
     MYRIAD_RETURN_IF_ERROR(r.String("routing", &routing));
-    if (routing.present) {
-      if (routing.value == "ecmp") {
-        scenario_.flow.routing = netmodel::Routing::kEcmp;
-      } else if (routing.value == "spray") {
-        scenario_.flow.routing = netmodel::Routing::kSpray;
-      } else {
-        return routing.Error(fmt::format("must be \"ecmp\" or \"spray\", got '{}'", routing.value));
-      }
-    }
+    if (routing.present)
+      MYRIAD_RETURN_IF_ERROR(ParseChoice(
+          routing, {{"ecmp", netmodel::Routing::kEcmp}, {"spray", netmodel::Routing::kSpray}},
+          &scenario_.flow.routing));
     Record("network.routing", routing.present ? Override(routing.pos) : "default");
     std::vector<const TomlNode*> links, background;
     MYRIAD_RETURN_IF_ERROR(r.TableList("links", &links));
@@ -580,44 +564,25 @@ class Resolver {
     Field<std::string> precision, recompute;
     MYRIAD_RETURN_IF_ERROR(r.String("precision", &precision));
     if (precision.present) {
-      if (precision.value == "bf16") {
-        training->precision = DataType::kBfloat16;
-      } else if (precision.value == "fp8") {
-        if (!(cluster_.gpu.fp8_flops > 0)) {
-          return precision.Error(
-              fmt::format("\"fp8\", but GPU '{}' has no FP8 tensor cores", cluster_.gpu.key));
-        }
-        training->precision = DataType::kFloat8e4m3;
-      } else {
+      MYRIAD_RETURN_IF_ERROR(
+          ParseChoice(precision, {{"bf16", DataType::kBfloat16}, {"fp8", DataType::kFloat8e4m3}},
+                      &training->precision));
+      if (training->precision == DataType::kFloat8e4m3 && !(cluster_.gpu.fp8_flops > 0))
         return precision.Error(
-            fmt::format("must be \"bf16\" or \"fp8\", got '{}'", precision.value));
-      }
+            fmt::format("\"fp8\", but GPU '{}' has no FP8 tensor cores", cluster_.gpu.key));
     }
     MYRIAD_RETURN_IF_ERROR(r.String("recompute", &recompute));
-    if (recompute.present) {
-      if (recompute.value == "none") {
-        training->recompute = Recompute::kNone;
-      } else if (recompute.value == "selective") {
-        training->recompute = Recompute::kSelective;
-      } else if (recompute.value == "full") {
-        training->recompute = Recompute::kFull;
-      } else {
-        return recompute.Error(
-            fmt::format("must be \"none\", \"selective\" or \"full\", got '{}'", recompute.value));
-      }
-    }
+    if (recompute.present)
+      MYRIAD_RETURN_IF_ERROR(ParseChoice(recompute,
+                                         {{"none", Recompute::kNone},
+                                          {"selective", Recompute::kSelective},
+                                          {"full", Recompute::kFull}},
+                                         &training->recompute));
     Field<std::string> attention;
     MYRIAD_RETURN_IF_ERROR(r.String("attention", &attention));
-    if (attention.present) {
-      if (attention.value == "flash") {
-        training->flash_attention = true;
-      } else if (attention.value == "unfused") {
-        training->flash_attention = false;
-      } else {
-        return attention.Error(
-            fmt::format("must be \"flash\" or \"unfused\", got '{}'", attention.value));
-      }
-    }
+    if (attention.present)
+      MYRIAD_RETURN_IF_ERROR(ParseChoice<bool>(attention, {{"flash", true}, {"unfused", false}},
+                                               &training->flash_attention));
     Field<bool> overlap;
     MYRIAD_RETURN_IF_ERROR(r.Boolean("overlap_grad_reduce", &overlap));
 

@@ -15,6 +15,16 @@
 #include "myriad/emulator/did_you_mean.h"
 
 namespace myriad::emulator {
+
+Status ChoiceError(const Field<std::string>& field, const std::vector<std::string_view>& names) {
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) list += i + 1 == names.size() ? " or " : ", ";
+    list += fmt::format("\"{}\"", names[i]);
+  }
+  return field.Error(fmt::format("must be {}, got '{}'", list, field.value));
+}
+
 namespace {
 
 SourcePos PosOf(const toml::source_region& region, const std::string& file) {

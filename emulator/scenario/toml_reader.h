@@ -7,8 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "myriad/status.h"
@@ -80,6 +82,24 @@ struct Field {
   std::string path;  // full key path, e.g. "cluster.scale_up.bandwidth"
   Status Error(std::string_view message) const { return ErrorAt(pos, path, message); }
 };
+
+// The error for a string that is none of `names`: "must be \"a\", \"b\" or \"c\", got 'x'".
+Status ChoiceError(const Field<std::string>& field, const std::vector<std::string_view>& names);
+
+// A string key that must be one of a few words: sets *out to the matching word's value.
+template <typename T>
+Status ParseChoice(const Field<std::string>& field,
+                   std::initializer_list<std::pair<std::string_view, T>> choices, T* out) {
+  std::vector<std::string_view> names;
+  for (const auto& [name, value] : choices) {
+    if (field.value == name) {
+      *out = value;
+      return Status::Ok();
+    }
+    names.push_back(name);
+  }
+  return ChoiceError(field, names);
+}
 
 // Reads the keys of one table. Open() rejects keys outside `allowed` (with a did-you-mean);
 // the getters leave a Field absent when the key is, and fail on a value of the wrong type.
