@@ -262,14 +262,12 @@ Result<LaunchResult> Launch(const LaunchOptions& options, std::function<void(int
       }
     }
     const auto now = std::chrono::steady_clock::now();
-    if (!stopping && options.stop != nullptr && options.stop->load()) {
-      stopping = true;
-      stop_requested = now;
-      stop_all(SIGTERM);
-    }
-    if (!stopping && options.timeout_seconds > 0 &&
-        std::chrono::duration<double>(now - start).count() > options.timeout_seconds) {
-      result.timed_out = true;
+    const bool asked = options.stop != nullptr && options.stop->load();
+    const bool timed_out =
+        options.timeout_seconds > 0 &&
+        std::chrono::duration<double>(now - start).count() > options.timeout_seconds;
+    if (!stopping && (asked || timed_out)) {
+      result.timed_out = !asked;
       stopping = true;
       stop_requested = now;
       stop_all(SIGTERM);

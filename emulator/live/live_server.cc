@@ -45,9 +45,9 @@ struct ProcessState {
   struct Thread {
     bool blocked = false;
     SimTime time = 0;
-    std::shared_ptr<Connection> connection;  // each host thread has its own
   };
   std::mutex mu;
+  std::shared_ptr<Connection> connection;  // set at hello: a process has one
   std::map<std::uint32_t, Thread> threads;
   std::vector<int> driver;  // per device: the thread that last sent it ops, or -1
 
@@ -215,7 +215,7 @@ class Server : public LiveWorkload {
       for (int d = 0; d < options.devices_per_process; ++d)
         Source(p, d)->SetResume([this, p] { PokeProcess(p); });
     source_handed_out_.assign(static_cast<size_t>(world_size()), false);
-    open_.assign(static_cast<size_t>(options.processes), 0);
+    connected_.assign(static_cast<size_t>(options.processes), false);
     ended_.assign(static_cast<size_t>(options.processes), false);
     closed_.assign(static_cast<size_t>(options.processes), false);
   }
@@ -253,9 +253,9 @@ class Server : public LiveWorkload {
         std::make_unique<SharedSource>(sources_[static_cast<size_t>(rank)]));
   }
   const std::string& socket_path() const override { return path_; }
-  // A process's ranks close once it has ended (the launcher saw it exit, or one of its
-  // connections reached end of file) and all of its connections have reached end of file,
-  // after every op it sent: closing at the exit could lose ops still unread in a socket.
+  // A process's ranks close once it has ended (the launcher saw it exit, or its connection
+  // reached end of file) and its connection is closed, after every op it sent: closing at
+  // the exit could lose ops still unread in the socket.
   void ProcessExited(int process) override {
     asio::post(io_, [this, process] { Ended(process); });
   }
@@ -289,11 +289,11 @@ class Server : public LiveWorkload {
     if (closed_[static_cast<size_t>(hello.process)])
       return Status::InvalidArgument(
           fmt::format("process {} connected after its ranks ended", hello.process));
-    // Every host thread connects on its own. A second one is refused, and fails the run with
-    // the reason: while one thread waits on the host for another (a barrier, a condition
-    // variable), the engine cannot tell it from a thread still computing, and holding virtual
-    // time for it could wait forever (docs/ARCHITECTURE.md, "Live processes").
-    if (open_[static_cast<size_t>(hello.process)] > 0) {
+    // Every host thread of the shims connects on its own. A second one is refused, and fails
+    // the run with the reason: while one thread waits on the host for another (a barrier, a
+    // condition variable), the engine cannot tell it from a thread still computing, and
+    // holding virtual time for it could wait forever (docs/run.md, "Not supported yet").
+    if (connected_[static_cast<size_t>(hello.process)]) {
       const std::string why = fmt::format(
           "process {}: a second host thread called CUDA; processes that drive their GPUs from "
           "several host threads are not supported yet (one thread per process: use more "
@@ -302,7 +302,7 @@ class Server : public LiveWorkload {
       CloseProcess(hello.process, why);
       return Status::InvalidArgument(why);
     }
-    ++open_[static_cast<size_t>(hello.process)];
+    connected_[static_cast<size_t>(hello.process)] = true;
     return Status::Ok();
   }
   // I/O thread: a connection said who it is (or ended without saying).
@@ -310,11 +310,11 @@ class Server : public LiveWorkload {
     --unidentified_;
     CloseEnded();
   }
-  // I/O thread: a connection of `process` reached end of file, or the process exited.
-  void Disconnected(int process) { --open_[static_cast<size_t>(process)]; }
+  // I/O thread: the connection of `process` closed.
+  void Disconnected(int process) { connected_[static_cast<size_t>(process)] = false; }
   void Ended(int process) {
     if (process < 0 || process >= options_.processes) return;
-    AcceptWaiting();  // the connect() of any thread of an ended process is in the backlog
+    AcceptWaiting();  // an ended process's connect(), if any, is in the backlog by now
     ended_[static_cast<size_t>(process)] = true;
     CloseEnded();
   }
@@ -374,7 +374,7 @@ class Server : public LiveWorkload {
     if (unidentified_ > 0) return;
     for (int p = 0; p < options_.processes; ++p) {
       const auto i = static_cast<size_t>(p);
-      if (ended_[i] && open_[i] == 0 && !closed_[i]) CloseProcess(p, {});
+      if (ended_[i] && !connected_[i] && !closed_[i]) CloseProcess(p, {});
     }
   }
 
@@ -389,9 +389,9 @@ class Server : public LiveWorkload {
   std::vector<std::shared_ptr<ProcessState>> processes_;
   std::vector<std::shared_ptr<LiveSource>> sources_;
   std::vector<bool> source_handed_out_;
-  // Per process (I/O thread only): connections open, whether it has ended, whether its ranks
-  // are closed.
-  std::vector<int> open_;
+  // Per process (I/O thread only): whether its connection is open, whether it has ended,
+  // whether its ranks are closed.
+  std::vector<bool> connected_;
   std::vector<bool> ended_;
   std::vector<bool> closed_;
   int unidentified_ = 0;  // accepted connections that have not said hello yet
@@ -429,7 +429,12 @@ Status Connection::Handle() {
       if (process_ >= 0 || !wire::Read(payload_, offset, hello))
         return Status::InvalidArgument("a malformed hello");
       Status st = server_.Bind(hello);
-      if (st.ok()) process_ = hello.process;
+      if (st.ok()) {
+        process_ = hello.process;
+        ProcessState& state = server_.State(process_);
+        std::lock_guard<std::mutex> lock(state.mu);
+        state.connection = shared_from_this();
+      }
       identified_ = true;
       server_.Identified();
       return st;
@@ -471,7 +476,6 @@ Status Connection::Handle() {
         ProcessState::Thread& thread = state.threads[ops_header.thread];
         thread.time = std::max(thread.time, ops_header.thread_time_ps);
         thread.blocked = !ops.empty() && (ops.back().flags & wire::kWantsReply) != 0;
-        thread.connection = shared_from_this();
         state.driver[static_cast<size_t>(ops_header.device)] = static_cast<int>(ops_header.thread);
         source->PushLocked(ops_header, ops.data());
       }
@@ -529,7 +533,7 @@ Result<bool> LiveSource::Next(Op& op) {
     thread_time = queue_.front().thread_time;
     last_thread_ = queue_.front().thread;
     queue_.pop_front();
-    connection = process_->threads[last_thread_].connection;
+    connection = process_->connection;
   }
   auto intern = [&](std::uint32_t id) { return connection->Intern(id, names_); };
   op = Op();
@@ -596,7 +600,7 @@ void LiveSource::Reply(const Op&, const OpReply& reply) {
     // The thread resumes at the answer's time.
     std::lock_guard<std::mutex> lock(process_->mu);
     ProcessState::Thread& t = process_->threads[last_thread_];
-    connection = t.connection;  // the thread that sent the op waits on its own connection
+    connection = process_->connection;
     t.blocked = false;
     t.time = std::max(t.time, reply.host_time);
   }

@@ -70,11 +70,10 @@ std::vector<ThreadState*>& Registry() {
 }
 
 // Myriad stopped the run (or died): nothing this process does can be timed any more. Says
-// why when Myriad sent a reason before it closed the connection.
-[[noreturn]] void RunEnded(ThreadState& t) {
+// why when Myriad sent a reason before it closed the connection (`fatal`, if already read).
+[[noreturn]] void RunEnded(ThreadState& t, std::string fatal = {}) {
   wire::Reply r;
-  std::string fatal;
-  while (t.client.ReadReply(r, &fatal)) {
+  while (fatal.empty() && t.client.ReadReply(r, &fatal)) {
   }  // replies still in flight come before the reason
   std::fprintf(stderr, "myriad: the run ended%s%s\n", fatal.empty() ? "" : ": ", fatal.c_str());
   std::_Exit(1);
@@ -220,10 +219,7 @@ int Call(const wire::WireOp& op, int device, wire::Reply* reply) {
     return cudaErrorUnknown;
   wire::Reply r;
   std::string fatal;
-  if (!t.client.ReadReply(r, &fatal)) {
-    std::fprintf(stderr, "myriad: the run ended%s%s\n", fatal.empty() ? "" : ": ", fatal.c_str());
-    std::_Exit(1);
-  }
+  if (!t.client.ReadReply(r, &fatal)) RunEnded(t, std::move(fatal));
   t.clock_ps = std::max(t.clock_ps, r.host_time_ps);
   std::int64_t seen = process_time.load();
   while (seen < t.clock_ps && !process_time.compare_exchange_weak(seen, t.clock_ps)) {
