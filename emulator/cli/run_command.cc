@@ -38,7 +38,8 @@ const std::string kRunUsage =
         "scenario's [launch] command runs; [launch] also sets defaults for the options below.\n"
         "\n"
         "  --processes N            processes to start (default: GPUs / devices per process)\n"
-        "  --devices-per-process D  virtual GPUs per process (default 1)\n"
+        "  --devices-per-process D  GPUs each process drives (default 1): GPUs per node / D\n"
+        "                           processes share a node and see all of its GPUs\n"
         "  --env ENV                launcher environment: torchrun (default), mpi, slurm\n"
         "  --timeout SECONDS        stop everything after this much wall time\n"
         "  --shim-dir DIR           where the shim libraries are (default: the build's)\n"
@@ -141,15 +142,17 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (devices == 0) devices = settings.devices_per_process;
   if (!env_given) launch.env = *emulator::ParseLaunchEnv(settings.env);
   if (!settings.virtual_host_clock) launch.extra_env["MYRIAD_HOST_CLOCK"] = "real";
-  if (devices == 0) devices = processes > 0 ? std::max(1, cluster.total_gpus() / processes) : 1;
+  // One GPU per process unless told otherwise, as torchrun: processes fill nodes in order.
+  if (devices == 0) devices = 1;
   if (processes == 0) processes = std::max(1, cluster.total_gpus() / devices);
-  if (processes * devices > cluster.total_gpus())
-    return usage_error(fmt::format("{} processes x {} devices need {} GPUs; {} has {}", processes,
-                                   devices, processes * devices, scenario->name,
-                                   cluster.total_gpus()));
+  auto placement =
+      emulator::PlaceProcesses(processes, devices, cluster.gpus_per_node, cluster.total_gpus());
+  if (!placement.ok())
+    return usage_error(fmt::format("{} ({})", placement.status().message(), scenario->name));
   launch.processes = processes;
   launch.devices_per_process = devices;
   launch.processes_per_node = std::max(1, cluster.gpus_per_node / devices);
+  launch.placement = *placement;
   // What the shims report as the device, and how they keep the host clock.
   launch.extra_env["MYRIAD_GPU_NAME"] = cluster.gpu.name;
   launch.extra_env["MYRIAD_GPU_MEMORY"] =
@@ -181,8 +184,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
 
   emulator::LiveOptions live;
-  live.processes = processes;
-  live.devices_per_process = devices;
+  live.placement = *placement;
   live.description = "process " + launch.command[0];
   auto workload = emulator::LiveWorkload::Start(live);
   if (!workload.ok()) {

@@ -229,10 +229,11 @@ void Simulation::DrainInbox() {
 
 RunResult Simulation::Collect() {
   RunResult result;
-  result.world_size = static_cast<int>(ranks_.size());
   size_t markers = 0;
   for (const auto& rp : ranks_) {
     Rank& r = *rp;
+    if (!r.source->Used()) continue;
+    ++result.world_size;
     RankResult rr;
     rr.rank = r.id;
     rr.end_time = r.host;
@@ -284,7 +285,8 @@ RunResult Simulation::Collect() {
                    [](const TimelineMarker& a, const TimelineMarker& b) {
                      return std::tie(a.rank, a.time) < std::tie(b.rank, b.time);
                    });
-  result.timeline_ranks = SampleRanks(result.world_size, options_.timeline_max_ranks);
+  for (const auto& r : ranks_)
+    if (r->traced && r->source->Used()) result.timeline_ranks.push_back(r->id);
   return result;
 }
 

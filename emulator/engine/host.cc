@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "engine/simulation.h"
+#include "myriad/glob.h"
 
 namespace myriad::emulator::engine {
 namespace {
@@ -14,6 +15,12 @@ namespace {
 constexpr int kLegacySlot = 0;
 
 }  // namespace
+
+bool IsIterationMarker(std::string_view pattern, std::string_view label) {
+  // "Train step" matches "Train step 12"; a pattern with '*' matches as a glob.
+  if (pattern.find('*') != std::string_view::npos) return GlobMatch(pattern, label);
+  return label.substr(0, pattern.size()) == pattern;
+}
 
 Status Simulation::SlotOf(Rank& r, std::int32_t stream, int* slot) {
   auto it = r.slots.find(stream);
@@ -108,7 +115,8 @@ Status Simulation::Execute(Rank& r, const Op& op) {
     }
     case OpKind::kMarker: {
       const std::string& label = names_.Name(op.label);
-      if (label.empty() || label == options_.iteration_label) r.iteration_markers.push_back(r.host);
+      if (label.empty() || IsIterationMarker(options_.iteration_label, label))
+        r.iteration_markers.push_back(r.host);
       if (r.traced) markers_.push_back({r.id, label.empty() ? "iteration" : label, r.host});
       return Status::Ok();
     }

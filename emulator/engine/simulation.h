@@ -13,6 +13,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -26,6 +27,10 @@
 #include "myriad/netmodel/flow_model.h"
 
 namespace myriad::emulator::engine {
+
+// Whether a marker's label delimits iterations under --iteration-marker `pattern`: labels
+// that begin with it, or, when it holds a '*', labels it matches as a glob.
+bool IsIterationMarker(std::string_view pattern, std::string_view label);
 
 // cudaErrorInvalidResourceHandle: an event that was never recorded.
 inline constexpr int kErrorInvalidResourceHandle = 400;

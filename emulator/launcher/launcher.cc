@@ -80,6 +80,30 @@ Result<LaunchEnv> ParseLaunchEnv(const std::string& name) {
                                  "' (torchrun, mpi, slurm)");
 }
 
+Result<std::vector<ProcessPlacement>> PlaceProcesses(int processes, int devices_per_process,
+                                                     int gpus_per_node, int total_gpus) {
+  if (processes < 1 || devices_per_process < 1 || gpus_per_node < 1)
+    return Status::InvalidArgument("a launch needs at least one process with one device");
+  const long long needed = static_cast<long long>(processes) * devices_per_process;
+  if (needed > total_gpus)
+    return Status::InvalidArgument(
+        fmt::format("{} processes x {} devices need {} GPUs; the cluster has {}", processes,
+                    devices_per_process, needed, total_gpus));
+  std::vector<ProcessPlacement> placement(static_cast<size_t>(processes));
+  if (devices_per_process > gpus_per_node) {
+    // A process that drives several nodes' GPUs (nccl-tests -g 16) sees just its own.
+    for (int p = 0; p < processes; ++p)
+      placement[static_cast<size_t>(p)] = {p * devices_per_process, devices_per_process};
+    return placement;
+  }
+  const int per_node = gpus_per_node / devices_per_process;
+  for (int p = 0; p < processes; ++p) {
+    const int first = p / per_node * gpus_per_node;
+    placement[static_cast<size_t>(p)] = {first, std::min(gpus_per_node, total_gpus - first)};
+  }
+  return placement;
+}
+
 std::string FindExecutable(const std::string& command) {
   if (command.find('/') != std::string::npos) return command;
   const char* path = std::getenv("PATH");
@@ -101,13 +125,15 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
   const int local = process % per_node;
   const int node = process / per_node;
   const int nodes = (o.processes + per_node - 1) / per_node;
+  // The last node may hold fewer processes than the others.
+  const int on_node = std::min(per_node, o.processes - node * per_node);
   const std::string n = std::to_string(o.processes);
   switch (o.env) {
     case LaunchEnv::kTorchrun:
       env["RANK"] = std::to_string(process);
       env["WORLD_SIZE"] = n;
       env["LOCAL_RANK"] = std::to_string(local);
-      env["LOCAL_WORLD_SIZE"] = std::to_string(per_node);
+      env["LOCAL_WORLD_SIZE"] = std::to_string(on_node);
       env["GROUP_RANK"] = std::to_string(node);
       env["MASTER_ADDR"] = "127.0.0.1";
       env["MASTER_PORT"] = std::to_string(master_port);
@@ -116,7 +142,7 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
       env["OMPI_COMM_WORLD_RANK"] = std::to_string(process);
       env["OMPI_COMM_WORLD_SIZE"] = n;
       env["OMPI_COMM_WORLD_LOCAL_RANK"] = std::to_string(local);
-      env["OMPI_COMM_WORLD_LOCAL_SIZE"] = std::to_string(per_node);
+      env["OMPI_COMM_WORLD_LOCAL_SIZE"] = std::to_string(on_node);
       env["OMPI_COMM_WORLD_NODE_RANK"] = std::to_string(node);
       break;
     case LaunchEnv::kSlurm:
@@ -126,15 +152,19 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
       env["SLURM_NODEID"] = std::to_string(node);
       env["SLURM_NNODES"] = std::to_string(nodes);
       env["SLURM_NTASKS_PER_NODE"] = std::to_string(per_node);
+      env["SLURM_NPROCS"] = n;
       env["SLURM_JOB_ID"] = "1";
+      env["SLURM_STEP_ID"] = "0";
       break;
   }
-  std::string visible;
-  for (int d = 0; d < o.devices_per_process; ++d) visible += (d ? "," : "") + std::to_string(d);
-  env["CUDA_VISIBLE_DEVICES"] = visible;
+  // Every GPU of the node is visible, as under torchrun and mpirun: the program picks its own
+  // by LOCAL_RANK. CUDA_VISIBLE_DEVICES is not set (one the program sets is honoured).
+  const int visible = static_cast<size_t>(process) < o.placement.size()
+                          ? o.placement[static_cast<size_t>(process)].visible
+                          : o.devices_per_process;
   env["MYRIAD_SOCKET"] = o.socket_path;
   env["MYRIAD_PROCESS"] = std::to_string(process);
-  env["MYRIAD_DEVICES"] = std::to_string(o.devices_per_process);
+  env["MYRIAD_DEVICES"] = std::to_string(visible);
   const char* library_path = std::getenv("LD_LIBRARY_PATH");
   env["LD_LIBRARY_PATH"] =
       o.shim_dir +

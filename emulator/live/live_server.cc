@@ -37,8 +37,8 @@ class Connection;
 
 // What the engine may assume about a process's host threads. A thread that sent an op it
 // waits on is blocked: it sends nothing more until the engine answers, at the answer's
-// virtual time. A running thread may send ops at any time from its clock on.
-// One lock guards the threads and the op queues of the process's ranks: a batch's ops and the
+// virtual time. A running thread may send ops at any time from its clock on. The server's
+// lock guards every process's threads and every rank's op queue: a batch's ops and the
 // thread time it announces must appear together, or the engine could see the new time (or a
 // blocked thread) before the ops that come earlier and let virtual time pass them.
 struct ProcessState {
@@ -46,48 +46,59 @@ struct ProcessState {
     bool blocked = false;
     SimTime time = 0;
   };
-  std::mutex mu;
+  ProcessPlacement placement;
   std::shared_ptr<Connection> connection;  // set at hello: a process has one
   std::map<std::uint32_t, Thread> threads;
-  std::vector<int> driver;  // per device: the thread that last sent it ops, or -1
+  bool closed = false;  // its ranks have ended
 
-  explicit ProcessState(int devices) : driver(static_cast<size_t>(devices), -1) {}
-
-  // The earliest virtual time this process could send ops for `device`, or kNever (mu held).
-  SimTime HoldLocked(int device) {
-    const int d = driver[static_cast<size_t>(device)];
-    if (d >= 0) {
-      const Thread& t = threads[static_cast<std::uint32_t>(d)];
-      return t.blocked ? kNeverTime : t.time;
-    }
-    // No thread has used this device yet: any running thread might (the process's first
-    // thread is running at time 0 before it says anything).
+  static constexpr SimTime kNeverTime = std::numeric_limits<SimTime>::max();
+  // The earliest virtual time this process could send ops (the lock held): any running
+  // thread might send ops for any of its devices; a process that has not said anything yet
+  // runs its first thread at time 0.
+  SimTime HoldLocked() const {
+    if (closed) return kNeverTime;
     if (threads.empty()) return 0;
     SimTime earliest = kNeverTime;
     for (const auto& [id, t] : threads)
       if (!t.blocked) earliest = std::min(earliest, t.time);
     return earliest;
   }
-  static constexpr SimTime kNeverTime = std::numeric_limits<SimTime>::max();
 };
 
-// The ops of one virtual device of one process: one logical rank.
+// What the I/O thread and the engine share: the processes and the ranks' op queues.
+struct LiveState {
+  std::mutex mu;
+  std::vector<ProcessState> processes;
+};
+
+// The ops of one GPU: one logical rank, fed by the process that uses it.
 class LiveSource : public OpSource {
  public:
-  LiveSource(NameTable& names, int rank, int device, std::shared_ptr<ProcessState> process)
-      : names_(names), rank_(rank), device_(device), process_(std::move(process)) {}
+  LiveSource(NameTable& names, int gpu, std::vector<int> candidates, LiveState& state)
+      : names_(names), gpu_(gpu), candidates_(std::move(candidates)), state_(state) {}
 
   SimTime HoldTime(SimTime host) override {
-    std::lock_guard<std::mutex> lock(process_->mu);
+    std::lock_guard<std::mutex> lock(state_.mu);
     // Ops that arrived since the engine last asked Pending(): it will find them next.
     if (!queue_.empty()) return host;
-    const SimTime hold = process_->HoldLocked(device_);
+    SimTime hold = ProcessState::kNeverTime;
+    if (owner_ >= 0) {
+      hold = state_.processes[static_cast<size_t>(owner_)].HoldLocked();
+    } else {
+      // Not used yet: any process that sees this GPU might still use it.
+      for (int p : candidates_)
+        hold = std::min(hold, state_.processes[static_cast<size_t>(p)].HoldLocked());
+    }
     return hold == ProcessState::kNeverTime ? hold : std::max(host, hold);
   }
 
   bool Pending() override {
-    std::lock_guard<std::mutex> lock(process_->mu);
+    std::lock_guard<std::mutex> lock(state_.mu);
     return queue_.empty() && !closed_;
+  }
+  bool Used() const override {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    return owner_ >= 0;
   }
   void SetWakeup(std::function<void()> wakeup) override {
     std::lock_guard<std::mutex> lock(wake_mu_);
@@ -96,13 +107,24 @@ class LiveSource : public OpSource {
   Result<bool> Next(Op& op) override;
   void Reply(const Op& op, const OpReply& reply) override;
 
-  // I/O thread side. PushLocked is called with the process's lock held.
+  // I/O thread side, with the state's lock held. Claims the GPU for `process` (false if
+  // another process uses it; `*owner` says which), then queues the batch's ops.
+  bool ClaimLocked(int process, int* owner) {
+    if (owner_ < 0) owner_ = process;
+    *owner = owner_;
+    return owner_ == process;
+  }
   void PushLocked(const wire::OpsHeader& header, const wire::WireOp* ops);
-  // Something about the process changed (a thread blocked or resumed): re-evaluate.
+  int owner_locked() const { return owner_; }
+  const std::vector<int>& candidates() const { return candidates_; }
+  // Something about its processes changed (a thread blocked or resumed): re-evaluate.
   void Poke() { Wake(); }
   // What to call when a reply resumes one of the process's threads (pokes its siblings).
-  void SetResume(std::function<void()> resume) { resume_ = std::move(resume); }
-  void Close(std::string error = {});
+  void SetResume(std::function<void(int)> resume) { resume_ = std::move(resume); }
+  void CloseLocked(std::string error) {
+    closed_ = true;
+    if (error_.empty()) error_ = std::move(error);
+  }
 
  private:
   // Held while waking, so once the engine clears the wakeup no call into it is in flight.
@@ -118,12 +140,13 @@ class LiveSource : public OpSource {
   };
 
   NameTable& names_;
-  const int rank_;
-  const int device_;
-  std::shared_ptr<ProcessState> process_;  // its mu guards the members up to error_
+  const int gpu_;
+  const std::vector<int> candidates_;  // the processes that see this GPU
+  LiveState& state_;                   // its mu guards the members up to error_
+  int owner_ = -1;                     // the process that uses it
   std::deque<Queued> queue_;
   std::uint32_t last_thread_ = 0;  // the thread of the op Next() returned last
-  std::function<void()> resume_;
+  std::function<void(int)> resume_;
   bool closed_ = false;
   std::string error_;
   std::mutex wake_mu_;
@@ -138,6 +161,7 @@ class SharedSource : public OpSource {
   Result<bool> Next(Op& op) override { return source_->Next(op); }
   bool Pending() override { return source_->Pending(); }
   SimTime HoldTime(SimTime host) override { return source_->HoldTime(host); }
+  bool Used() const override { return source_->Used(); }
   void SetWakeup(std::function<void()> wakeup) override { source_->SetWakeup(std::move(wakeup)); }
   void Reply(const Op& op, const OpReply& reply) override { source_->Reply(op, reply); }
 
@@ -205,19 +229,26 @@ class Connection : public std::enable_shared_from_this<Connection> {
 class Server : public LiveWorkload {
  public:
   explicit Server(const LiveOptions& options) : options_(options), acceptor_(io_) {
-    for (int p = 0; p < options.processes; ++p) {
-      processes_.push_back(std::make_shared<ProcessState>(options.devices_per_process));
-      for (int d = 0; d < options.devices_per_process; ++d)
-        sources_.push_back(std::make_shared<LiveSource>(names_, p * options.devices_per_process + d,
-                                                        d, processes_.back()));
+    int world = 0;
+    for (const ProcessPlacement& p : options.placement)
+      world = std::max(world, p.first_gpu + p.visible);
+    state_.processes.resize(options.placement.size());
+    std::vector<std::vector<int>> candidates(static_cast<size_t>(world));
+    for (size_t p = 0; p < options.placement.size(); ++p) {
+      const ProcessPlacement& place = options.placement[p];
+      state_.processes[p].placement = place;
+      for (int g = place.first_gpu; g < place.first_gpu + place.visible; ++g)
+        candidates[static_cast<size_t>(g)].push_back(static_cast<int>(p));
     }
-    for (int p = 0; p < options.processes; ++p)
-      for (int d = 0; d < options.devices_per_process; ++d)
-        Source(p, d)->SetResume([this, p] { PokeProcess(p); });
-    source_handed_out_.assign(static_cast<size_t>(world_size()), false);
-    connected_.assign(static_cast<size_t>(options.processes), false);
-    ended_.assign(static_cast<size_t>(options.processes), false);
-    closed_.assign(static_cast<size_t>(options.processes), false);
+    for (int g = 0; g < world; ++g) {
+      sources_.push_back(
+          std::make_shared<LiveSource>(names_, g, candidates[static_cast<size_t>(g)], state_));
+      sources_.back()->SetResume([this](int process) { PokeProcess(process); });
+    }
+    source_handed_out_.assign(static_cast<size_t>(world), false);
+    const size_t n = options.placement.size();
+    connected_.assign(n, false);
+    ended_.assign(n, false);
   }
   ~Server() override { Stop(); }
 
@@ -240,7 +271,7 @@ class Server : public LiveWorkload {
     return Status::Ok();
   }
 
-  int world_size() const override { return options_.processes * options_.devices_per_process; }
+  int world_size() const override { return static_cast<int>(sources_.size()); }
   const std::vector<CommunicatorSpec>& communicators() const override { return comms_; }
   NameTable& names() override { return names_; }
   std::string description() const override { return options_.description; }
@@ -275,20 +306,25 @@ class Server : public LiveWorkload {
     std::filesystem::remove_all(dir_, ec);
   }
 
+  int processes() const { return static_cast<int>(options_.placement.size()); }
   // I/O thread.
   Status Bind(const wire::Hello& hello) {
     if (hello.magic != wire::kMagic || hello.version != wire::kVersion)
       return Status::InvalidArgument("a client that does not speak Myriad's protocol version");
-    if (hello.process < 0 || hello.process >= options_.processes)
+    if (hello.process < 0 || hello.process >= processes())
       return Status::InvalidArgument(
-          fmt::format("process index {} is outside 0..{}", hello.process, options_.processes - 1));
-    if (hello.devices != options_.devices_per_process)
+          fmt::format("process index {} is outside 0..{}", hello.process, processes() - 1));
+    const ProcessPlacement& place = options_.placement[static_cast<size_t>(hello.process)];
+    if (hello.devices != place.visible)
       return Status::InvalidArgument(
-          fmt::format("process {} drives {} devices, the launch has {} per process", hello.process,
-                      hello.devices, options_.devices_per_process));
-    if (closed_[static_cast<size_t>(hello.process)])
-      return Status::InvalidArgument(
-          fmt::format("process {} connected after its ranks ended", hello.process));
+          fmt::format("process {} sees {} devices, the launch gave it {}", hello.process,
+                      hello.devices, place.visible));
+    {
+      std::lock_guard<std::mutex> lock(state_.mu);
+      if (state_.processes[static_cast<size_t>(hello.process)].closed)
+        return Status::InvalidArgument(
+            fmt::format("process {} connected after its ranks ended", hello.process));
+    }
     // Every host thread of the shims connects on its own. A second one is refused, and fails
     // the run with the reason: while one thread waits on the host for another (a barrier, a
     // condition variable), the engine cannot tell it from a thread still computing, and
@@ -313,24 +349,44 @@ class Server : public LiveWorkload {
   // I/O thread: the connection of `process` closed.
   void Disconnected(int process) { connected_[static_cast<size_t>(process)] = false; }
   void Ended(int process) {
-    if (process < 0 || process >= options_.processes) return;
+    if (process < 0 || process >= processes()) return;
     AcceptWaiting();  // an ended process's connect(), if any, is in the backlog by now
     ended_[static_cast<size_t>(process)] = true;
     CloseEnded();
   }
+  // The source of the GPU that device `device` of `process` is, or nullptr if it has none.
   LiveSource* Source(int process, int device) {
-    if (device < 0 || device >= options_.devices_per_process) return nullptr;
-    return sources_[static_cast<size_t>(process * options_.devices_per_process + device)].get();
+    const ProcessPlacement& place = options_.placement[static_cast<size_t>(process)];
+    if (device < 0 || device >= place.visible) return nullptr;
+    return sources_[static_cast<size_t>(place.first_gpu + device)].get();
   }
-  ProcessState& State(int process) { return *processes_[static_cast<size_t>(process)]; }
-  // Every rank of the process re-evaluates how far the engine may go without it.
+  LiveState& state() { return state_; }
+  // Every rank the process could feed re-evaluates how far the engine may go without it.
   void PokeProcess(int process) {
-    for (int d = 0; d < options_.devices_per_process; ++d) Source(process, d)->Poke();
+    const ProcessPlacement& place = options_.placement[static_cast<size_t>(process)];
+    for (int d = 0; d < place.visible; ++d) Source(process, d)->Poke();
   }
   void CloseProcess(int process, const std::string& error) {
-    if (process < 0 || process >= options_.processes) return;
-    closed_[static_cast<size_t>(process)] = true;
-    for (int d = 0; d < options_.devices_per_process; ++d) Source(process, d)->Close(error);
+    if (process < 0 || process >= processes()) return;
+    {
+      std::lock_guard<std::mutex> lock(state_.mu);
+      state_.processes[static_cast<size_t>(process)].closed = true;
+      const ProcessPlacement& place = options_.placement[static_cast<size_t>(process)];
+      for (int d = 0; d < place.visible; ++d) {
+        LiveSource* source = Source(process, d);
+        const int owner = source->owner_locked();
+        if (owner == process || (owner < 0 && !error.empty())) {
+          source->CloseLocked(error);  // a failure fails the run, whatever the process used
+        } else if (owner < 0) {
+          // Nobody used it: it ends once no process that sees it can.
+          bool open = false;
+          for (int p : source->candidates())
+            open |= !state_.processes[static_cast<size_t>(p)].closed;
+          if (!open) source->CloseLocked({});
+        }
+      }
+    }
+    PokeProcess(process);
   }
 
  private:
@@ -372,9 +428,14 @@ class Server : public LiveWorkload {
   // Closes the ended processes no connection (said or not yet said hello) may still feed.
   void CloseEnded() {
     if (unidentified_ > 0) return;
-    for (int p = 0; p < options_.processes; ++p) {
+    for (int p = 0; p < processes(); ++p) {
       const auto i = static_cast<size_t>(p);
-      if (ended_[i] && !connected_[i] && !closed_[i]) CloseProcess(p, {});
+      bool closed = false;
+      {
+        std::lock_guard<std::mutex> lock(state_.mu);
+        closed = state_.processes[i].closed;
+      }
+      if (ended_[i] && !connected_[i] && !closed) CloseProcess(p, {});
     }
   }
 
@@ -386,14 +447,12 @@ class Server : public LiveWorkload {
   bool stopped_ = false;
   NameTable names_;
   std::vector<CommunicatorSpec> comms_;
-  std::vector<std::shared_ptr<ProcessState>> processes_;
-  std::vector<std::shared_ptr<LiveSource>> sources_;
+  LiveState state_;
+  std::vector<std::shared_ptr<LiveSource>> sources_;  // one per GPU any process sees
   std::vector<bool> source_handed_out_;
-  // Per process (I/O thread only): whether its connection is open, whether it has ended,
-  // whether its ranks are closed.
+  // Per process (I/O thread only): whether its connection is open, whether it has ended.
   std::vector<bool> connected_;
   std::vector<bool> ended_;
-  std::vector<bool> closed_;
   int unidentified_ = 0;  // accepted connections that have not said hello yet
   std::vector<std::weak_ptr<Connection>> connections_;  // for Abort
 };
@@ -431,9 +490,8 @@ Status Connection::Handle() {
       Status st = server_.Bind(hello);
       if (st.ok()) {
         process_ = hello.process;
-        ProcessState& state = server_.State(process_);
-        std::lock_guard<std::mutex> lock(state.mu);
-        state.connection = shared_from_this();
+        std::lock_guard<std::mutex> lock(server_.state().mu);
+        server_.state().processes[static_cast<size_t>(process_)].connection = shared_from_this();
       }
       identified_ = true;
       server_.Identified();
@@ -471,12 +529,20 @@ Status Connection::Handle() {
       if (!ops.empty())
         std::memcpy(ops.data(), payload_.data() + offset, ops.size() * sizeof(wire::WireOp));
       {
-        ProcessState& state = server_.State(process_);
-        std::lock_guard<std::mutex> lock(state.mu);
+        std::lock_guard<std::mutex> lock(server_.state().mu);
+        int owner = -1;
+        if (!source->ClaimLocked(process_, &owner))
+          return Status::InvalidArgument(fmt::format(
+              "sent work for its device {}, GPU {} of the cluster, which process {} uses (a "
+              "GPU belongs to one process: pick devices by LOCAL_RANK)",
+              ops_header.device,
+              server_.state().processes[static_cast<size_t>(process_)].placement.first_gpu +
+                  ops_header.device,
+              owner));
+        ProcessState& state = server_.state().processes[static_cast<size_t>(process_)];
         ProcessState::Thread& thread = state.threads[ops_header.thread];
         thread.time = std::max(thread.time, ops_header.thread_time_ps);
         thread.blocked = !ops.empty() && (ops.back().flags & wire::kWantsReply) != 0;
-        state.driver[static_cast<size_t>(ops_header.device)] = static_cast<int>(ops_header.thread);
         source->PushLocked(ops_header, ops.data());
       }
       server_.PokeProcess(process_);  // wakes the source that got the ops too
@@ -510,21 +576,12 @@ void LiveSource::PushLocked(const wire::OpsHeader& header, const wire::WireOp* o
     queue_.push_back({ops[i], header.thread, header.thread_time_ps});
 }
 
-void LiveSource::Close(std::string error) {
-  {
-    std::lock_guard<std::mutex> lock(process_->mu);
-    closed_ = true;
-    if (error_.empty()) error_ = std::move(error);
-  }
-  Wake();
-}
-
 Result<bool> LiveSource::Next(Op& op) {
   wire::WireOp w;
   SimTime thread_time = 0;
   std::shared_ptr<Connection> connection;
   {
-    std::lock_guard<std::mutex> lock(process_->mu);
+    std::lock_guard<std::mutex> lock(state_.mu);
     if (queue_.empty()) {
       if (!error_.empty()) return Status::InvalidArgument(error_);
       return false;
@@ -533,7 +590,7 @@ Result<bool> LiveSource::Next(Op& op) {
     thread_time = queue_.front().thread_time;
     last_thread_ = queue_.front().thread;
     queue_.pop_front();
-    connection = process_->connection;
+    connection = state_.processes[static_cast<size_t>(owner_)].connection;
   }
   auto intern = [&](std::uint32_t id) { return connection->Intern(id, names_); };
   op = Op();
@@ -554,12 +611,12 @@ Result<bool> LiveSource::Next(Op& op) {
     default:
       if (w.kind >= kNumOpKinds)
         return Status::InvalidArgument(
-            fmt::format("rank {}: its process sent an unknown op kind {}", rank_, w.kind));
+            fmt::format("rank {}: its process sent an unknown op kind {}", gpu_, w.kind));
       op.kind = static_cast<OpKind>(w.kind);
   }
   if (w.coll >= netmodel::kNumCollectiveOps || w.dtype > 11 || w.redop > 4 || w.copy_kind > 3 ||
       w.gemm_dtype > 11)
-    return Status::InvalidArgument(fmt::format("rank {}: its process sent a malformed op", rank_));
+    return Status::InvalidArgument(fmt::format("rank {}: its process sent a malformed op", gpu_));
   op.stream = w.stream;
   if (w.name != 0) {
     auto name = intern(w.name);
@@ -596,15 +653,18 @@ Result<bool> LiveSource::Next(Op& op) {
 
 void LiveSource::Reply(const Op&, const OpReply& reply) {
   std::shared_ptr<Connection> connection;
+  int owner = -1;
   {
     // The thread resumes at the answer's time.
-    std::lock_guard<std::mutex> lock(process_->mu);
-    ProcessState::Thread& t = process_->threads[last_thread_];
-    connection = process_->connection;
+    std::lock_guard<std::mutex> lock(state_.mu);
+    owner = owner_;
+    ProcessState& process = state_.processes[static_cast<size_t>(owner)];
+    ProcessState::Thread& t = process.threads[last_thread_];
+    connection = process.connection;
     t.blocked = false;
     t.time = std::max(t.time, reply.host_time);
   }
-  if (resume_) resume_();
+  if (resume_) resume_(owner);
   if (!connection) return;
   wire::Reply r;
   r.host_time_ps = reply.host_time;
@@ -620,8 +680,11 @@ void LiveSource::Reply(const Op&, const OpReply& reply) {
 LiveWorkload::~LiveWorkload() = default;
 
 Result<std::unique_ptr<LiveWorkload>> LiveWorkload::Start(const LiveOptions& options) {
-  if (options.processes < 1 || options.devices_per_process < 1)
-    return Status::InvalidArgument("a launch needs at least one process with one device");
+  if (options.placement.empty())
+    return Status::InvalidArgument("a launch needs at least one process");
+  for (const ProcessPlacement& p : options.placement)
+    if (p.first_gpu < 0 || p.visible < 1)
+      return Status::InvalidArgument("a launch needs at least one device per process");
   auto server = std::make_unique<Server>(options);
   if (Status st = server->Listen(); !st.ok()) return st;
   return std::unique_ptr<LiveWorkload>(std::move(server));

@@ -28,6 +28,32 @@ std::uint64_t EnvU64(const char* name, std::uint64_t fallback) {
   return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
 }
 
+// CUDA_VISIBLE_DEVICES as CUDA reads it: a comma-separated list of device indices, cut at the
+// first entry that is not a device (or repeats one); unset: every device. UUIDs and MIG
+// names are not devices Myriad has, so they end the list too.
+std::vector<int> VisibleDevices(const char* value, int node_devices) {
+  std::vector<int> devices;
+  if (value == nullptr) {
+    for (int d = 0; d < node_devices; ++d) devices.push_back(d);
+    return devices;
+  }
+  const char* p = value;
+  while (*p) {
+    while (*p == ' ') ++p;
+    char* end = nullptr;
+    const long d = std::strtol(p, &end, 10);
+    if (end == p || d < 0 || d >= node_devices ||
+        std::find(devices.begin(), devices.end(), static_cast<int>(d)) != devices.end())
+      break;
+    devices.push_back(static_cast<int>(d));
+    p = end;
+    while (*p == ' ') ++p;
+    if (*p != ',') break;
+    ++p;
+  }
+  return devices;
+}
+
 // Captures in progress, by (device, stream); streams joined through events share one.
 struct Capture {
   std::vector<CapturedOp> ops;
@@ -86,7 +112,7 @@ bool SendBatch(ThreadState& t) {
   if (!t.connected) {
     const Settings& s = GetSettings();
     if (t.broken || !s.under_myriad || !t.client.Connect(s.socket) ||
-        !t.client.SendHello(s.process, s.devices)) {
+        !t.client.SendHello(s.process, s.node_devices)) {
       if (!t.broken)
         std::fprintf(stderr, "myriad: cannot reach myriad at '%s': %s\n", s.socket.c_str(),
                      std::strerror(errno));
@@ -99,7 +125,12 @@ bool SendBatch(ThreadState& t) {
     if (!t.client.SendNames(t.new_names)) RunEnded(t);
     t.new_names.clear();
   }
-  if (!t.client.SendOps(t.batch_device, t.batch.data(), static_cast<std::uint32_t>(t.batch.size()),
+  // Myriad knows devices by their index on the node, not by this process's ordinals.
+  const Settings& s = GetSettings();
+  const int node_device = t.batch_device >= 0 && t.batch_device < s.devices
+                              ? s.node_device[static_cast<size_t>(t.batch_device)]
+                              : t.batch_device;
+  if (!t.client.SendOps(node_device, t.batch.data(), static_cast<std::uint32_t>(t.batch.size()),
                         t.index, t.clock_ps))
     RunEnded(t);
   t.batch.clear();
@@ -176,13 +207,17 @@ int SubmitLocked(ThreadState& t, const wire::WireOp& op, int device) {
 }  // namespace
 
 const Settings& GetSettings() {
-  static const Settings settings = [] {
-    Settings s;
+  // Never destroyed: the exit-time flush reads it after static destructors may have run.
+  static const Settings& settings = *[] {
+    auto* made = new Settings();
+    Settings& s = *made;
     const char* socket = std::getenv("MYRIAD_SOCKET");
     s.under_myriad = socket && *socket;
     if (s.under_myriad) s.socket = socket;
     s.process = static_cast<int>(EnvU64("MYRIAD_PROCESS", 0));
-    s.devices = std::max(1, static_cast<int>(EnvU64("MYRIAD_DEVICES", 1)));
+    s.node_devices = std::max(1, static_cast<int>(EnvU64("MYRIAD_DEVICES", 1)));
+    s.node_device = VisibleDevices(std::getenv("CUDA_VISIBLE_DEVICES"), s.node_devices);
+    s.devices = static_cast<int>(s.node_device.size());
     const char* host_time = std::getenv("MYRIAD_HOST_TIME");
     s.measure_host_time = host_time && std::strcmp(host_time, "measured") == 0;
     if (const char* scale = std::getenv("MYRIAD_HOST_TIME_SCALE"))
@@ -194,7 +229,7 @@ const Settings& GetSettings() {
     s.gpu_sms = static_cast<int>(EnvU64("MYRIAD_GPU_SMS", static_cast<std::uint64_t>(s.gpu_sms)));
     s.gpu_major = static_cast<int>(EnvU64("MYRIAD_GPU_MAJOR", 9));
     s.gpu_minor = static_cast<int>(EnvU64("MYRIAD_GPU_MINOR", 0));
-    return s;
+    return made;
   }();
   return settings;
 }

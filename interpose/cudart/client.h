@@ -16,12 +16,17 @@ struct Settings {
   bool under_myriad = false;  // MYRIAD_SOCKET is set
   std::string socket;
   int process = 0;
+  // The GPUs of its node the launcher lets the process see (MYRIAD_DEVICES), and of those the
+  // ones CUDA_VISIBLE_DEVICES keeps, in its order: device ordinal i is node device
+  // node_device[i]. `devices` is their count (cudaGetDeviceCount).
+  int node_devices = 1;
+  std::vector<int> node_device = {0};
   int devices = 1;
   // MYRIAD_HOST_TIME=measured: the thread's CPU time between calls, times
   // MYRIAD_HOST_TIME_SCALE, moves its clock (not deterministic); else host work is free.
   bool measure_host_time = false;
   double host_time_scale = 1.0;
-  bool virtual_clock = true;     // MYRIAD_HOST_CLOCK != "real"
+  bool virtual_clock = true;  // MYRIAD_HOST_CLOCK != "real"
   // The virtual GPU (MYRIAD_GPU_*), for device properties.
   std::string gpu_name = "NVIDIA H100 80GB HBM3";
   std::uint64_t gpu_memory = 80ull << 30;

@@ -74,7 +74,7 @@ class DeviceMemory {
       next_ += size;
     }
     blocks_[address] = {bytes, size, device};
-    used_[static_cast<std::size_t>(device)] += bytes;
+    UsedLocked(device) += bytes;
     return reinterpret_cast<void*>(address);
   }
   // The bytes and device of a block, or false if `p` is not one.
@@ -84,7 +84,7 @@ class DeviceMemory {
     if (it == blocks_.end()) return false;
     *bytes = it->second.bytes;
     *device = it->second.device;
-    used_[static_cast<std::size_t>(*device)] -= it->second.bytes;
+    UsedLocked(*device) -= it->second.bytes;
     free_[it->second.size].push_back(it->first);
     blocks_.erase(it);
     return true;
@@ -95,7 +95,15 @@ class DeviceMemory {
   }
   std::uint64_t Used(int device) {
     std::lock_guard<std::mutex> lock(mu_);
-    return used_[static_cast<std::size_t>(device)];
+    return UsedLocked(device);
+  }
+  // Managed memory lives in host memory but counts against its device.
+  void CountManaged(int device, std::size_t bytes, bool allocated) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (allocated)
+      UsedLocked(device) += bytes;
+    else
+      UsedLocked(device) -= bytes;
   }
 
  private:
@@ -105,7 +113,13 @@ class DeviceMemory {
     std::size_t bytes, size;
     int device;
   };
-  DeviceMemory() : used_(64, 0) {
+  // Bytes allocated on `device` (any ordinal the process has; the table grows to fit).
+  std::uint64_t& UsedLocked(int device) {
+    const auto d = static_cast<std::size_t>(std::max(device, 0));
+    if (d >= used_.size()) used_.resize(d + 1, 0);
+    return used_[d];
+  }
+  DeviceMemory() {
     void* base =
         ::mmap(nullptr, kReserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     base_ = base == MAP_FAILED ? 0 : reinterpret_cast<std::uintptr_t>(base);
@@ -116,6 +130,52 @@ class DeviceMemory {
   std::map<std::size_t, std::vector<std::uintptr_t>> free_;
   std::unordered_map<std::uintptr_t, Block> blocks_;
   std::vector<std::uint64_t> used_;
+};
+
+// --- Host memory the runtime knows: pinned (cudaMallocHost, cudaHostAlloc, cudaHostRegister)
+// and managed (cudaMallocManaged). It is real memory the program reads and writes; managed
+// memory also counts against its device's HBM, as if it lived there.
+class HostMemory {
+ public:
+  enum class Kind { kPinned, kRegistered, kManaged };
+  struct Block {
+    std::size_t bytes = 0;
+    Kind kind = Kind::kPinned;
+    int device = 0;
+    unsigned flags = 0;
+  };
+  static HostMemory& Get() {
+    static HostMemory* memory = new HostMemory();
+    return *memory;
+  }
+  void Add(void* p, const Block& block) {
+    std::lock_guard<std::mutex> lock(mu_);
+    blocks_[reinterpret_cast<std::uintptr_t>(p)] = block;
+  }
+  // The block starting at `p`, removed; false if there is none.
+  bool Remove(const void* p, Block* block) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = blocks_.find(reinterpret_cast<std::uintptr_t>(p));
+    if (it == blocks_.end()) return false;
+    *block = it->second;
+    blocks_.erase(it);
+    return true;
+  }
+  // The block that contains `p` (any address inside it), if any.
+  bool Find(const void* p, Block* block) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    auto it = blocks_.upper_bound(a);
+    if (it == blocks_.begin()) return false;
+    --it;
+    if (a >= it->first + std::max<std::size_t>(it->second.bytes, 1)) return false;
+    *block = it->second;
+    return true;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::uintptr_t, Block> blocks_;
 };
 
 // --- Streams and events: handles with the engine's ids ---
@@ -273,7 +333,17 @@ cudaError_t Release(void* p) {
   if (!p) return cudaSuccess;  // cudaFree(0) initialises the context
   std::size_t bytes = 0;
   int device = 0;
-  if (!DeviceMemory::Get().Free(p, &bytes, &device)) return Fail(cudaErrorInvalidValue);
+  if (!DeviceMemory::Get().Free(p, &bytes, &device)) {
+    // cudaFree takes managed memory too (not pinned host memory: that is cudaFreeHost's).
+    HostMemory::Block block;
+    if (!HostMemory::Get().Find(p, &block) || block.kind != HostMemory::Kind::kManaged ||
+        !HostMemory::Get().Remove(p, &block))
+      return Fail(cudaErrorInvalidValue);
+    std::free(p);
+    bytes = block.bytes;
+    device = block.device;
+    DeviceMemory::Get().CountManaged(device, bytes, false);
+  }
   wire::WireOp op = Op(kFree);
   op.bytes = bytes;
   return Fail(static_cast<cudaError_t>(Submit(op, device)));
@@ -338,6 +408,12 @@ MYRIAD_EXPORT const char* cudaGetErrorName(cudaError_t error) {
       return "cudaErrorMemoryAllocation";
     case cudaErrorInvalidDevice:
       return "cudaErrorInvalidDevice";
+    case cudaErrorNoDevice:
+      return "cudaErrorNoDevice";
+    case cudaErrorStreamCaptureUnsupported:
+      return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorIllegalState:
+      return "cudaErrorIllegalState";
     case cudaErrorInvalidResourceHandle:
       return "cudaErrorInvalidResourceHandle";
     case cudaErrorNotReady:
@@ -360,6 +436,12 @@ MYRIAD_EXPORT const char* cudaGetErrorString(cudaError_t error) {
       return "out of memory";
     case cudaErrorInvalidDevice:
       return "invalid device ordinal";
+    case cudaErrorNoDevice:
+      return "no CUDA-capable device is detected";
+    case cudaErrorStreamCaptureUnsupported:
+      return "operation not permitted when stream is capturing";
+    case cudaErrorIllegalState:
+      return "the operation cannot be performed in the present state";
     case cudaErrorInvalidResourceHandle:
       return "invalid resource handle";
     case cudaErrorNotReady:
@@ -389,7 +471,7 @@ MYRIAD_EXPORT cudaError_t cudaGetExportTable(const void** table, const cudaUUID_
 MYRIAD_EXPORT cudaError_t cudaGetDeviceCount(int* count) {
   if (!count) return Fail(cudaErrorInvalidValue);
   *count = shim::GetSettings().devices;
-  return cudaSuccess;
+  return *count > 0 ? cudaSuccess : Fail(cudaErrorNoDevice);  // CUDA_VISIBLE_DEVICES hid all
 }
 MYRIAD_EXPORT cudaError_t cudaSetDevice(int device) {
   if (device < 0 || device >= shim::GetSettings().devices) return Fail(cudaErrorInvalidDevice);
@@ -446,7 +528,7 @@ MYRIAD_EXPORT cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device)
   p->l2CacheSize = 50 * 1024 * 1024;
   p->memoryBusWidth = 5120;
   p->totalConstMem = 64 * 1024;
-  p->pciBusID = device;
+  p->pciBusID = s.node_device[static_cast<size_t>(device)];  // distinct per GPU, as NCCL needs
   p->concurrentKernels = 1;
   p->asyncEngineCount = 2;
   p->unifiedAddressing = 1;
@@ -522,25 +604,88 @@ MYRIAD_EXPORT cudaError_t cudaMallocAsync(void** ptr, size_t bytes, cudaStream_t
   return shim::Allocate(ptr, bytes);
 }
 MYRIAD_EXPORT cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return shim::Release(p); }
-MYRIAD_EXPORT cudaError_t cudaMallocHost(void** ptr, size_t bytes) {
+MYRIAD_EXPORT cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned flags) {
   // Pinned host memory is real memory the program reads and writes.
   if (!ptr) return Fail(cudaErrorInvalidValue);
   if (::posix_memalign(ptr, 4096, bytes ? bytes : 1) != 0) return Fail(cudaErrorMemoryAllocation);
+  shim::HostMemory::Get().Add(
+      *ptr, {bytes, shim::HostMemory::Kind::kPinned, shim::CurrentDevice(), flags});
   return cudaSuccess;
 }
-MYRIAD_EXPORT cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned) {
-  return cudaMallocHost(ptr, bytes);
+MYRIAD_EXPORT cudaError_t cudaMallocHost(void** ptr, size_t bytes) {
+  return cudaHostAlloc(ptr, bytes, cudaHostAllocDefault);
 }
 MYRIAD_EXPORT cudaError_t cudaFreeHost(void* p) {
+  if (!p) return cudaSuccess;
+  shim::HostMemory::Block block;
+  if (!shim::HostMemory::Get().Find(p, &block) || block.kind != shim::HostMemory::Kind::kPinned ||
+      !shim::HostMemory::Get().Remove(p, &block))
+    return Fail(cudaErrorInvalidValue);
   std::free(p);
   return cudaSuccess;
 }
-MYRIAD_EXPORT cudaError_t cudaMallocManaged(void** ptr, size_t bytes, unsigned) {
+MYRIAD_EXPORT cudaError_t cudaHostRegister(void* p, size_t bytes, unsigned flags) {
+  if (!p || bytes == 0) return Fail(cudaErrorInvalidValue);
+  shim::HostMemory::Block block;
+  if (shim::HostMemory::Get().Find(p, &block)) return Fail(cudaErrorHostMemoryAlreadyRegistered);
+  shim::HostMemory::Get().Add(
+      p, {bytes, shim::HostMemory::Kind::kRegistered, shim::CurrentDevice(), flags});
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaHostUnregister(void* p) {
+  shim::HostMemory::Block block;
+  if (!p || !shim::HostMemory::Get().Find(p, &block) ||
+      block.kind != shim::HostMemory::Kind::kRegistered ||
+      !shim::HostMemory::Get().Remove(p, &block))
+    return Fail(cudaErrorHostMemoryNotRegistered);
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaHostGetDevicePointer(void** device, void* host, unsigned flags) {
+  shim::HostMemory::Block block;
+  if (!device || flags != 0) return Fail(cudaErrorInvalidValue);
+  if (!shim::HostMemory::Get().Find(host, &block)) return Fail(cudaErrorInvalidValue);
+  *device = host;  // unified addressing: the same address on the device
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaHostGetFlags(unsigned* flags, void* host) {
+  shim::HostMemory::Block block;
+  if (!flags || !shim::HostMemory::Get().Find(host, &block)) return Fail(cudaErrorInvalidValue);
+  *flags = block.flags;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaMallocManaged(void** ptr, size_t bytes, unsigned flags) {
   // Managed memory is host-accessible: real memory, counted against the device too.
-  if (cudaError_t e = cudaMallocHost(ptr, bytes); e != cudaSuccess) return e;
+  if (!ptr || bytes == 0) return Fail(cudaErrorInvalidValue);
+  if (::posix_memalign(ptr, 4096, bytes) != 0) return Fail(cudaErrorMemoryAllocation);
+  shim::HostMemory::Get().Add(
+      *ptr, {bytes, shim::HostMemory::Kind::kManaged, shim::CurrentDevice(), flags});
+  shim::DeviceMemory::Get().CountManaged(shim::CurrentDevice(), bytes, true);
   wire::WireOp op = shim::Op(shim::kMalloc);
   op.bytes = bytes;
   return Fail(static_cast<cudaError_t>(shim::Submit(op)));
+}
+MYRIAD_EXPORT cudaError_t cudaMemAdvise(const void* p, size_t, cudaMemoryAdvise, cudaMemLocation) {
+  shim::HostMemory::Block block;
+  if (!shim::HostMemory::Get().Find(p, &block) || block.kind != shim::HostMemory::Kind::kManaged)
+    return Fail(cudaErrorInvalidValue);
+  return cudaSuccess;  // advice changes where pages live; Myriad keeps no pages
+}
+// A prefetch moves the pages: timed as a copy of `bytes` to the device (or back to the host).
+MYRIAD_EXPORT cudaError_t cudaMemPrefetchAsync(const void* p, size_t bytes,
+                                               cudaMemLocation location, unsigned,
+                                               cudaStream_t stream) {
+  shim::HostMemory::Block block;
+  if (!shim::HostMemory::Get().Find(p, &block) || block.kind != shim::HostMemory::Kind::kManaged)
+    return Fail(cudaErrorInvalidValue);
+  int device = 0;
+  std::int32_t id = 0;
+  if (!shim::Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  if (bytes == 0) return cudaSuccess;
+  wire::WireOp op = shim::Op(shim::kMemcpy, id);
+  op.bytes = bytes;
+  op.copy_kind = location.type == cudaMemLocationTypeDevice ? shim::kH2D : shim::kD2H;
+  op.flags = wire::kAsync;
+  return Fail(static_cast<cudaError_t>(shim::Submit(op, device)));
 }
 MYRIAD_EXPORT cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind k) {
   return shim::Copy(dst, src, bytes, shim::KindOf(dst, src, k), nullptr, false);
@@ -566,9 +711,15 @@ MYRIAD_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, con
   if (!a) return Fail(cudaErrorInvalidValue);
   std::memset(a, 0, sizeof(*a));
   const bool device = shim::DeviceMemory::Get().Contains(p);
-  a->type = device ? cudaMemoryTypeDevice : cudaMemoryTypeUnregistered;
-  a->device = shim::CurrentDevice();
-  a->devicePointer = device ? const_cast<void*>(p) : nullptr;
+  shim::HostMemory::Block host;
+  const bool known_host = !device && shim::HostMemory::Get().Find(p, &host);
+  a->type = device                                          ? cudaMemoryTypeDevice
+            : !known_host                                   ? cudaMemoryTypeUnregistered
+            : host.kind == shim::HostMemory::Kind::kManaged ? cudaMemoryTypeManaged
+                                                            : cudaMemoryTypeHost;
+  a->device = known_host ? host.device : shim::CurrentDevice();
+  a->devicePointer = device || known_host ? const_cast<void*>(p) : nullptr;
+  a->hostPointer = known_host ? const_cast<void*>(p) : nullptr;
   return cudaSuccess;
 }
 

@@ -91,6 +91,18 @@ TEST(ExamplesRunTest, CollectiveBench128GpusAs16ProcessesOf8) {
       "scenarios/h100-x16.toml");
 }
 
+// One process may drive any number of GPUs (a per-device table of 64 once overflowed).
+TEST(ExamplesRunTest, CollectiveBench128GpusInOneProcess) {
+  ExpectMatchesCollective(
+      "--processes 1 --devices-per-process 128 -- " + kBench + kBenchArgs + " -g 128",
+      "scenarios/h100-x16.toml");
+  const auto [status, out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run scenarios/h100-x16.toml --devices-per-process 256 -- " +
+      kBench + " -g 256 2>&1");
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_THAT(out, HasSubstr("1 processes x 256 devices need 256 GPUs; the cluster has 128"));
+}
+
 TEST(ExamplesRunTest, CollectiveBench128GpusAs128Processes) {
   ExpectMatchesCollective("--processes 128 --devices-per-process 1 -- " + kBench + kBenchArgs,
                           "scenarios/h100-x16.toml");

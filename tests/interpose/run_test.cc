@@ -80,6 +80,20 @@ TEST(RunTest, HostWorkIsFreeWhenModelledAndCountedWhenMeasured) {
   EXPECT_GT(millis(out), 19.0) << out;
 }
 
+// Managed and pinned host memory behave as CUDA's: real memory, the frees CUDA accepts, the
+// mix-ups it refuses; managed memory counts against the device.
+TEST(RunTest, ManagedAndPinnedMemoryBehaveAsCudas) {
+  const auto [status, out] =
+      Myriad("run scenarios/dgx-h100.toml --processes 1 -- " + kPrograms + "/host_memory");
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("managed: type managed"));
+  EXPECT_THAT(out, HasSubstr("pinned: type host"));
+  EXPECT_THAT(out, HasSubstr("mapped: same address 1"));
+  EXPECT_THAT(out, HasSubstr("managed counts on the device: 1"));
+  EXPECT_THAT(out, HasSubstr("all frees behave as CUDA's"));
+  EXPECT_THAT(out, HasSubstr("peak memory"));
+}
+
 TEST(RunTest, LibraryWithStaticRuntimeLoadedLaterIsRefused) {
   const auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 1 -- " + kPrograms +
                                     "/dlopen_static " + kPrograms + "/libstatic_kernels.so");

@@ -329,6 +329,24 @@ TEST(EngineTest, IterationTimeIsTheMeanBetweenMarkers) {
   EXPECT_EQ(r.iteration_time(), 121 * kUs);
 }
 
+// Programs name their steps ("Train step 3"): the marker option matches a prefix, or a glob.
+TEST(EngineTest, IterationMarkersMatchAPrefixOrAPattern) {
+  auto iterations = [](const std::string& pattern) {
+    VectorWorkload w(1);
+    for (int it = 0; it < 3; ++it)
+      w.Marker(0, "Train step " + std::to_string(it)).Kernel(0, 0, "step", 100).Marker(0, "eval");
+    w.Simple(0, OpKind::kStreamSync);
+    EngineOptions o = TestOptions();
+    o.iteration_label = pattern;
+    return RunOk(w, o).iteration_ends.size();
+  };
+  EXPECT_EQ(iterations("Train step"), 3u);
+  EXPECT_EQ(iterations("Train*[0-9]"), 0u);  // '*' only: no character classes
+  EXPECT_EQ(iterations("*step 1"), 1u);
+  EXPECT_EQ(iterations("eval"), 3u);
+  EXPECT_EQ(iterations("iteration"), 0u);
+}
+
 TEST(EngineTest, SameInputsGiveByteIdenticalReports) {
   auto run = [] {
     VectorWorkload w(8);

@@ -4,6 +4,7 @@
 //
 //   myriad_fake_process [--kernel-us X] [--steps N] [--exit-status S] [--crash-at-step K]
 //                       [--bad-op-at-step K]   (an op of an unknown kind: the run fails)
+//                       [--gpus G]   (drives G of the devices it sees, from LOCAL_RANK x G)
 #include <signal.h>
 
 #include <cstdio>
@@ -24,13 +25,14 @@ int Env(const char* name, int fallback) {
 
 int main(int argc, char** argv) {
   double kernel_us = 100;
-  int steps = 2, exit_status = 0, crash_at = -1, bad_op_at = -1;
+  int steps = 2, exit_status = 0, crash_at = -1, bad_op_at = -1, gpus = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--kernel-us")) kernel_us = std::atof(argv[i + 1]);
     if (!std::strcmp(argv[i], "--steps")) steps = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--exit-status")) exit_status = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--crash-at-step")) crash_at = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--bad-op-at-step")) bad_op_at = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--gpus")) gpus = std::atoi(argv[i + 1]);
   }
   const char* socket = std::getenv("MYRIAD_SOCKET");
   const int process = Env("MYRIAD_PROCESS", -1);
@@ -45,12 +47,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot talk to myriad\n");
     return 4;
   }
-  std::printf("rank %d of %d (local %d), %d devices\n", Env("RANK", -1), Env("WORLD_SIZE", -1),
-              Env("LOCAL_RANK", -1), devices);
+  // As real programs do: device (LOCAL_RANK x G + i) of the node's devices it sees.
+  const int first = Env("LOCAL_RANK", 0) * gpus % devices;
+  std::printf("rank %d of %d (local %d), %d of %d devices\n", Env("RANK", -1),
+              Env("WORLD_SIZE", -1), Env("LOCAL_RANK", -1), gpus, devices);
   std::int64_t clock = 0;  // this thread's virtual clock: the last answer's time
   for (int step = 0; step < steps; ++step) {
     if (step == crash_at) ::raise(SIGSEGV);
-    for (int d = 0; d < devices; ++d) {
+    for (int d = first; d < first + gpus; ++d) {
       myriad::wire::WireOp ops[2];
       ops[0].kind = 0;  // kernel
       ops[0].name = 1;
@@ -66,7 +70,7 @@ int main(int argc, char** argv) {
         return 6;
       }
       clock = reply.host_time_ps;
-      std::printf("step %d device %d: %.3f us\n", step, d,
+      std::printf("step %d device %d: %.3f us\n", step, d - first,
                   static_cast<double>(reply.host_time_ps) / 1e6);
     }
   }

@@ -23,11 +23,11 @@ TEST(LauncherTest, RunsProcessesOnVirtualDevicesAndPrintsVirtualTime) {
   const auto [status, out] =
       Myriad(std::string("run scenarios/dgx-h100.toml --processes 2 --devices-per-process 4 "
                          "--launch-latency-us 1 -- ") +
-             MYRIAD_FAKE_PROCESS + " --kernel-us 100 --steps 2");
+             MYRIAD_FAKE_PROCESS + " --kernel-us 100 --steps 2 --gpus 4");
   EXPECT_EQ(status, 0) << out;
   // One host thread drives 4 devices, synchronising after each kernel: its clock carries from
   // device to device. Device 0: [1, 101]; device 1 launched at 101: [102, 202]; ...
-  EXPECT_THAT(out, HasSubstr("[rank 1] rank 1 of 2 (local 1), 4 devices"));
+  EXPECT_THAT(out, HasSubstr("[rank 1] rank 1 of 2 (local 1), 4 of 8 devices"));
   EXPECT_THAT(out, HasSubstr("[rank 0] step 0 device 0: 101.000 us"));
   EXPECT_THAT(out, HasSubstr("[rank 0] step 0 device 3: 404.000 us"));
   EXPECT_THAT(out, HasSubstr("[rank 1] step 1 device 0: 505.000 us"));
@@ -45,7 +45,7 @@ TEST(LauncherTest, ExitStatusAndCrashesAreReported) {
 
   const auto [crash_status, crash] =
       Myriad(std::string("run scenarios/dgx-h100.toml --processes 4 --devices-per-process 2 -- ") +
-             MYRIAD_FAKE_PROCESS + " --crash-at-step 0 --steps 2");
+             MYRIAD_FAKE_PROCESS + " --crash-at-step 0 --steps 2 --gpus 2");
   EXPECT_EQ(crash_status, 128 + 11) << crash;
   EXPECT_THAT(crash, HasSubstr("was killed by signal 11 (SIGSEGV)"));
   EXPECT_THAT(crash, HasSubstr("the other processes were stopped"));
@@ -74,7 +74,8 @@ TEST(LauncherTest, TimeoutStopsEverything) {
 TEST(LauncherTest, BadLaunchesAreExitStatusTwo) {
   auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 16 -- true");
   EXPECT_EQ(status, 2);
-  EXPECT_THAT(out, HasSubstr("16 processes x 1 devices need 16 GPUs; dgx-h100 has 8"));
+  EXPECT_THAT(out,
+              HasSubstr("16 processes x 1 devices need 16 GPUs; the cluster has 8 (dgx-h100)"));
   std::tie(status, out) = Myriad("run scenarios/dgx-h100.toml --processes 1 -- /no/such/binary");
   EXPECT_EQ(status, 2);
   EXPECT_THAT(out, HasSubstr("cannot start /no/such/binary"));
@@ -90,6 +91,7 @@ TEST(LauncherTest, EnvironmentsAsTorchrunMpiAndSlurmSetThem) {
   o.processes_per_node = 8;
   o.socket_path = "/tmp/x/socket";
   o.shim_dir = "/opt/shims";
+  o.placement = *PlaceProcesses(16, 1, 8, 16);
   auto env = ProcessEnvironment(o, 11, 12345);
   EXPECT_EQ(env["RANK"], "11");
   EXPECT_EQ(env["WORLD_SIZE"], "16");
@@ -98,13 +100,16 @@ TEST(LauncherTest, EnvironmentsAsTorchrunMpiAndSlurmSetThem) {
   EXPECT_EQ(env["GROUP_RANK"], "1");
   EXPECT_EQ(env["MASTER_ADDR"], "127.0.0.1");
   EXPECT_EQ(env["MASTER_PORT"], "12345");
-  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "0");
+  // Every GPU of the node is visible; the program picks its own by LOCAL_RANK.
+  EXPECT_EQ(env.count("CUDA_VISIBLE_DEVICES"), 0u);
+  EXPECT_EQ(env["MYRIAD_DEVICES"], "8");
   EXPECT_EQ(env["MYRIAD_SOCKET"], "/tmp/x/socket");
   EXPECT_THAT(env["LD_LIBRARY_PATH"], ::testing::StartsWith("/opt/shims"));
   o.env = LaunchEnv::kMpi;
   env = ProcessEnvironment(o, 11, 1);
   EXPECT_EQ(env["OMPI_COMM_WORLD_RANK"], "11");
   EXPECT_EQ(env["OMPI_COMM_WORLD_LOCAL_RANK"], "3");
+  EXPECT_EQ(env["OMPI_COMM_WORLD_LOCAL_SIZE"], "8");
   EXPECT_EQ(env.count("RANK"), 0u);
   o.env = LaunchEnv::kSlurm;
   o.devices_per_process = 4;
@@ -112,8 +117,42 @@ TEST(LauncherTest, EnvironmentsAsTorchrunMpiAndSlurmSetThem) {
   EXPECT_EQ(env["SLURM_PROCID"], "11");
   EXPECT_EQ(env["SLURM_NODEID"], "1");
   EXPECT_EQ(env["SLURM_NNODES"], "2");
-  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "0,1,2,3");
+  EXPECT_EQ(env["SLURM_LOCALID"], "3");
   EXPECT_FALSE(ParseLaunchEnv("pbs").ok());
+}
+
+// The local sizes are the launch's, not the node's: two processes on an 8-GPU node.
+TEST(LauncherTest, LocalSizesAreTrueToTheLaunch) {
+  LaunchOptions o;
+  o.processes = 2;
+  o.processes_per_node = 8;
+  o.placement = *PlaceProcesses(2, 1, 8, 8);
+  for (LaunchEnv kind : {LaunchEnv::kTorchrun, LaunchEnv::kMpi}) {
+    o.env = kind;
+    auto env = ProcessEnvironment(o, 1, 1);
+    EXPECT_EQ(env[kind == LaunchEnv::kMpi ? "OMPI_COMM_WORLD_LOCAL_SIZE" : "LOCAL_WORLD_SIZE"],
+              "2");
+    EXPECT_EQ(env["MYRIAD_DEVICES"], "8");
+  }
+  // 10 processes over 8-GPU nodes: the second node holds 2.
+  o.processes = 10;
+  o.placement = *PlaceProcesses(10, 1, 8, 16);
+  o.env = LaunchEnv::kTorchrun;
+  EXPECT_EQ(ProcessEnvironment(o, 9, 1)["LOCAL_WORLD_SIZE"], "2");
+  EXPECT_EQ(ProcessEnvironment(o, 3, 1)["LOCAL_WORLD_SIZE"], "8");
+}
+
+TEST(LauncherTest, PlacementGivesEachProcessItsNodesGpus) {
+  auto p = PlaceProcesses(16, 1, 8, 16);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ((*p)[9].first_gpu, 8);
+  EXPECT_EQ((*p)[9].visible, 8);
+  p = PlaceProcesses(4, 2, 8, 16);  // four processes of 2 GPUs share node 0
+  EXPECT_EQ((*p)[3].first_gpu, 0);
+  p = PlaceProcesses(1, 128, 8, 128);  // one process drives 16 nodes: it sees its own 128
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ((*p)[0].visible, 128);
+  EXPECT_FALSE(PlaceProcesses(3, 8, 8, 16).ok());
 }
 
 TEST(LauncherTest, ElfInspection) {

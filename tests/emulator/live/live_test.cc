@@ -40,8 +40,7 @@ EngineOptions Options() {
 
 TEST(LiveServerTest, ProcessesDriveRanksAndGetVirtualTimeBack) {
   LiveOptions options;
-  options.processes = 2;
-  options.devices_per_process = 1;
+  options.placement = {{0, 1}, {1, 1}};  // each process sees its own GPU
   auto workload = LiveWorkload::Start(options);
   ASSERT_TRUE(workload.ok()) << workload.status().message();
   const std::string path = (*workload)->socket_path();
@@ -70,6 +69,62 @@ TEST(LiveServerTest, ProcessesDriveRanksAndGetVirtualTimeBack) {
   EXPECT_EQ(replies[0], 101 * kUs);
   EXPECT_EQ(replies[1], 151 * kUs);
   EXPECT_EQ(result->total_time, 151 * kUs);
+}
+
+// Processes see every GPU of their node, as under torchrun: each uses the one its LOCAL_RANK
+// picks, a rank is a GPU some process used, and the GPUs nobody used are left out.
+TEST(LiveServerTest, ProcessesPickTheirGpusAmongTheNodes) {
+  LiveOptions options;
+  options.placement = {{0, 4}, {0, 4}};  // two processes on a node of four GPUs
+  auto workload = LiveWorkload::Start(options);
+  ASSERT_TRUE(workload.ok());
+  std::vector<std::thread> processes;
+  for (int p = 0; p < 2; ++p) {
+    processes.emplace_back([&, p, path = (*workload)->socket_path()] {
+      wire::Client client;
+      ASSERT_TRUE(client.Connect(path));
+      ASSERT_TRUE(client.SendHello(p, 4));
+      ASSERT_TRUE(client.SendNames({{1, "gemm"}}));
+      const wire::WireOp ops[] = {Kernel(1, 100), Sync(OpKind::kDeviceSync)};
+      ASSERT_TRUE(client.SendOps(p + 2, ops, 2));  // devices 2 and 3
+      wire::Reply reply;
+      ASSERT_TRUE(client.ReadReply(reply));
+    });
+  }
+  auto result = RunEngine(**workload, netmodel::testing::DgxCluster("h100-sxm", 1), Options());
+  for (auto& t : processes) t.join();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  ASSERT_EQ(result->world_size, 2);
+  EXPECT_EQ(result->ranks[0].rank, 2);
+  EXPECT_EQ(result->ranks[1].rank, 3);
+}
+
+// Two processes that pick the same GPU fail the run with both names.
+TEST(LiveServerTest, TwoProcessesOnOneGpuFailTheRun) {
+  LiveOptions options;
+  options.placement = {{0, 2}, {0, 2}};
+  auto workload = LiveWorkload::Start(options);
+  ASSERT_TRUE(workload.ok());
+  std::vector<std::thread> processes;
+  for (int p = 0; p < 2; ++p) {
+    processes.emplace_back([&, p, path = (*workload)->socket_path()] {
+      wire::Client client;
+      ASSERT_TRUE(client.Connect(path));
+      ASSERT_TRUE(client.SendHello(p, 2));
+      ASSERT_TRUE(client.SendNames({{1, "gemm"}}));
+      const wire::WireOp ops[] = {Kernel(1, 100), Sync(OpKind::kDeviceSync)};
+      ASSERT_TRUE(client.SendOps(1, ops, 2));
+      wire::Reply reply;
+      client.ReadReply(reply);  // one of them is answered, the other told why it ends
+    });
+  }
+  auto result = RunEngine(**workload, netmodel::testing::DgxCluster("h100-sxm", 1), Options());
+  (*workload)->Abort("the run failed");  // as `myriad run` does: the waiting process is told
+  for (auto& t : processes) t.join();
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(),
+              ::testing::MatchesRegex(".*process [01]: sent work for its device 1, GPU 1 of the "
+                                      "cluster, which process [01] uses.*"));
 }
 
 // The launcher may see a process exit before the I/O thread has read what it sent (or even

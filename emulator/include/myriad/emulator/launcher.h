@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "myriad/emulator/live.h"
 #include "myriad/status.h"
 
 namespace myriad::emulator {
@@ -28,11 +29,20 @@ Status CheckNotStaticCudart(const std::string& path);
 // Resolves a command name through PATH, as execvp would.
 std::string FindExecutable(const std::string& command);
 
+// Where each of `processes` processes runs, as a launcher places them: `gpus_per_node /
+// devices_per_process` processes per node, each seeing every GPU of its node; a process that
+// drives more GPUs than a node has sees its own `devices_per_process` GPUs. Fails when the
+// processes need more GPUs than `total_gpus`.
+Result<std::vector<ProcessPlacement>> PlaceProcesses(int processes, int devices_per_process,
+                                                     int gpus_per_node, int total_gpus);
+
 struct LaunchOptions {
   std::vector<std::string> command;
   int processes = 1;
   int devices_per_process = 1;
   int processes_per_node = 1;  // for LOCAL_RANK and friends: GPUs per node / devices per process
+  // The devices each process sees (MYRIAD_DEVICES); empty: devices_per_process each.
+  std::vector<ProcessPlacement> placement;
   LaunchEnv env = LaunchEnv::kTorchrun;
   std::string socket_path;
   std::string shim_dir;        // holds libcudart.so.13 and friends

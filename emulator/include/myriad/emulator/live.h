@@ -5,15 +5,24 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "myriad/emulator/op_source.h"
 #include "myriad/status.h"
 
 namespace myriad::emulator {
 
+// Which of the cluster's GPUs a process sees: devices 0..visible-1 of the process are GPUs
+// first_gpu..first_gpu+visible-1 (its node's, as torchrun, mpirun and Slurm give them).
+struct ProcessPlacement {
+  int first_gpu = 0;
+  int visible = 1;
+};
+
 struct LiveOptions {
-  int processes = 1;
-  int devices_per_process = 1;
+  // One entry per process. A logical rank is a GPU that a process uses (sends work for);
+  // a GPU belongs to the first process that uses it, and no other process may.
+  std::vector<ProcessPlacement> placement = {ProcessPlacement{}};
   std::string description = "live processes";
 };
 

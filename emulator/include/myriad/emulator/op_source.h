@@ -34,6 +34,9 @@ class OpSource {
   // holds virtual time at the rank's clock and waits; the source calls the wakeup the engine
   // gave it when ops arrive. Recorded sources are never pending.
   virtual bool Pending() { return false; }
+  // False for a rank nothing ever used (a GPU a live process could have picked but did not):
+  // it is left out of the results.
+  virtual bool Used() const { return true; }
   // While pending: the earliest virtual time the process could send this rank an op (its
   // driving host thread's clock), or the largest SimTime when that thread is blocked waiting
   // for the engine and so cannot hold time back. `host` is the rank's clock.
