@@ -6,8 +6,10 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <thread>
@@ -46,11 +48,33 @@ const std::string kRunUsage =
         "  --record TRACE           also write the op streams as a trace (.jsonl or binary)\n") +
     kRunFlagsUsage;
 
-std::string DescribeEnd(const emulator::ProcessEnd& e) {
-  if (e.exited) return fmt::format("exited with status {}", e.status);
-  const char* name = ::sigabbrev_np(e.status);
-  return fmt::format("was killed by signal {} (SIG{})", e.status, name ? name : "?");
-}
+// How long a failed engine waits for the launcher to see a process that ended badly (its
+// usual cause) before telling the others why the run ended.
+constexpr int kCauseGraceMs = 250;
+constexpr int kExitTimeout = 124;  // as timeout(1)
+
+// SIGINT and SIGTERM ask `myriad run` to stop its processes and end, instead of killing
+// Myriad and leaving them behind; the previous handlers come back afterwards.
+class StopSignals {
+ public:
+  static inline std::atomic<int> received{0};
+  StopSignals() {
+    received = 0;
+    struct sigaction action {};
+    action.sa_handler = [](int signal) { received = signal; };
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &old_int_);
+    ::sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~StopSignals() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
 
 }  // namespace
 
@@ -193,51 +217,105 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   launch.socket_path = (*workload)->socket_path();
 
-  // The processes run beside the engine; each one's end closes its ranks.
+  // The processes run beside the engine; each one's end closes its ranks. SIGINT and SIGTERM
+  // stop them (and the engine) as a timeout does; a watchdog ends the engine's wait then.
   std::atomic<bool> stop_processes{false};
   launch.stop = &stop_processes;
+  StopSignals signals;
+  launch.stop_signal = &StopSignals::received;
   Result<emulator::LaunchResult> launched = Status::Internal("not launched");
+  std::mutex ends_mu;
+  std::string first_end;  // the first process that failed on its own, as soon as it is seen
   std::thread launcher([&] {
-    launched = emulator::Launch(launch, [&](int p) { (*workload)->ProcessExited(p); });
-    if (!launched.ok())
-      for (int p = 0; p < processes; ++p) (*workload)->ProcessExited(p);
+    launched = emulator::Launch(launch, [&](const emulator::ProcessEnd& e) {
+      (*workload)->ProcessExited(e.process);
+      std::lock_guard<std::mutex> lock(ends_mu);
+      if (first_end.empty() && !e.stopped_by_myriad && !(e.exited && e.status == 0) &&
+          !(*workload)->WasTold(e.process))
+        first_end = fmt::format("rank {} (pid {}) {}", e.process, e.pid, emulator::DescribeEnd(e));
+    });
+    if (!launched.ok()) (*workload)->Shutdown(launched.status().message());
+  });
+  std::atomic<bool> engine_done{false};
+  std::string stopped_why;  // set by the watchdog before it shuts the engine down
+  int stopped_status = 0;
+  std::thread watchdog([&] {
+    const auto start = std::chrono::steady_clock::now();
+    while (!engine_done) {
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const int signal = StopSignals::received.load();
+      if (signal != 0 || (launch.timeout_seconds > 0 && elapsed > launch.timeout_seconds)) {
+        stopped_why =
+            signal != 0 ? fmt::format("stopped by SIG{}", ::sigabbrev_np(signal))
+                        : fmt::format("timed out after {} s of wall time", launch.timeout_seconds);
+        stopped_status = signal != 0 ? 128 + signal : kExitTimeout;
+        stop_processes = true;
+        (*workload)->Shutdown(stopped_why);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   });
   emulator::RecordingWorkload recording(**workload);
   emulator::Workload& engine_input =
       record_path.empty() ? static_cast<emulator::Workload&>(**workload) : recording;
   const emulator::EngineOptions options = flags.engine_options(*scenario);
-  auto result = emulator::RunEngine(engine_input, cluster, options);
+  emulator::RunResult partial;
+  auto result = emulator::RunEngine(engine_input, cluster, options, &partial);
+  engine_done = true;
   if (!result.ok()) {
     // The processes may wait for answers that will not come: tell them why, and stop the
-    // ones that do not listen.
-    (*workload)->Abort(result.status().message());
+    // ones that do not listen. A process that ended badly often is why (its peers wait for
+    // it): give the launcher a moment to see it, so that what they hear names the cause.
+    std::string why = result.status().message();
+    for (int waited_ms = 0; waited_ms < kCauseGraceMs; waited_ms += 5) {
+      {
+        std::lock_guard<std::mutex> lock(ends_mu);
+        if (!first_end.empty()) {
+          why = first_end + "; then: " + why;
+          break;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    (*workload)->Abort(why);
     stop_processes = true;
   }
+  watchdog.join();
   launcher.join();
   (*workload)->Stop();
-
   if (!launched.ok()) {
     err << "myriad: error: " << launched.status().message() << "\n";
     return kExitBadInput;
   }
-  if (launched->timed_out) {
-    err << fmt::format("myriad: error: timed out after {} s of wall time; stopped {} processes\n",
-                       launch.timeout_seconds, processes);
-    return launched->exit_status();
+
+  // What went wrong first is the cause; what it led to comes after, never before it. A
+  // process told that the run had ended exits because of it.
+  const auto told = [&](int p) { return (*workload)->WasTold(p); };
+  const emulator::ProcessEnd* failed = launched->first_failure(told);
+  std::optional<emulator::RunContext::Failure> failure;
+  int stopped = 0;
+  for (const emulator::ProcessEnd& e : launched->ends) stopped += e.stopped_by_myriad ? 1 : 0;
+  const std::string stopped_note =
+      stopped > 0 ? fmt::format("stopped {} process{}", stopped, stopped == 1 ? "" : "es") : "";
+  if (failed != nullptr) {
+    failure = {fmt::format("rank {} (pid {}) {}", failed->process, failed->pid,
+                           emulator::DescribeEnd(*failed)),
+               launched->exit_status(told),
+               {}};
+    if (!result.ok()) failure->consequences.push_back(result.status().message());
+  } else if (!stopped_why.empty()) {
+    failure = {stopped_why, stopped_status, {}};
+  } else if (!result.ok()) {
+    failure = {result.status().message(), kExitFailure, {}};
   }
-  if (const emulator::ProcessEnd* failure = launched->first_failure()) {
-    // A process that failed because the run did (it was told why) comes after the reason.
-    if (!result.ok()) err << "myriad: error: " << result.status().message() << "\n";
-    err << fmt::format("myriad: error: rank {} (pid {}) {}{}\n", failure->process, failure->pid,
-                       DescribeEnd(*failure),
-                       processes > 1 ? "; the other processes were stopped" : "");
-    return launched->exit_status();
+  if (failure && !stopped_note.empty()) failure->consequences.push_back(stopped_note);
+  if (failure) {
+    err << "myriad: error: " << failure->cause << "\n";
+    for (const std::string& c : failure->consequences) err << "myriad: then: " << c << "\n";
   }
-  if (!result.ok()) {
-    err << "myriad: error: " << result.status().message() << "\n";
-    return kExitFailure;
-  }
-  if (!record_path.empty()) {
+  if (!failure && !record_path.empty()) {
     if (Status st = recording.Write(record_path); !st.ok()) {
       err << "myriad: error: " << st.message() << "\n";
       return kExitFailure;
@@ -249,9 +327,13 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
                                live.description,
                                std::string(netmodel::ToString(options.fidelity)),
                                &cluster,
-                               {}};
-  const int status = FinishRun(*result, context, flags, out, err);
-  return status != kExitOk ? status : GateAgainstBaseline(*result, context, flags, out, err);
+                               {},
+                               failure};
+  // A run that ended badly still reports what ran, marked as failed.
+  const emulator::RunResult& ran = result.ok() ? *result : partial;
+  const int status = FinishRun(ran, context, flags, out, err);
+  if (failure) return status != kExitOk ? status : failure->exit_status;
+  return status != kExitOk ? status : GateAgainstBaseline(ran, context, flags, out, err);
 }
 
 }  // namespace myriad::cli

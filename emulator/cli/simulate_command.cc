@@ -142,6 +142,7 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
                                (*workload)->description(),
                                std::string(netmodel::ToString(options.fidelity)),
                                &cluster,
+                               {},
                                {}};
   context.extra = {
       {"gpus", fmt::format("{}", cluster.total_gpus())},

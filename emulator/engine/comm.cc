@@ -281,7 +281,7 @@ std::string Simulation::DeadlockReport() {
   int listed = 0, blocked = 0;
   for (const auto& rp : ranks_) {
     const Rank& r = *rp;
-    if (r.finished) continue;
+    if (r.finished || !r.source->Used()) continue;  // a GPU nobody used waits for no one
     ++blocked;
     if (listed >= 16) continue;
     ++listed;

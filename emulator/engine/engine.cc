@@ -301,13 +301,16 @@ SimTime RunResult::iteration_time() const {
 }
 
 Result<RunResult> RunEngine(Workload& workload, const netmodel::Cluster& cluster,
-                            const EngineOptions& options) {
+                            const EngineOptions& options, RunResult* partial) {
   engine::Log().set_level(spdlog::level::from_str(options.log_level));
   auto timer = KernelTimer::Create(cluster, options.timing);
   if (!timer.ok()) return timer.status();
   engine::Simulation sim(workload, cluster, options, std::move(timer).value());
   if (Status st = sim.Prepare(); !st.ok()) return st;
-  if (Status st = sim.Run(); !st.ok()) return st;
+  if (Status st = sim.Run(); !st.ok()) {
+    if (partial != nullptr) *partial = sim.Collect();
+    return st;
+  }
   return sim.Collect();
 }
 

@@ -379,6 +379,8 @@ void Simulation::RankMain(int rank) {
       Fail(st);
       break;
     }
+    // A wait the run's failure ended did not succeed: the process hears why, not "done".
+    if (failed_) break;
     if (op.wants_reply) {
       r.reply.host_time = r.host;
       r.source->Reply(op, r.reply);

@@ -6,9 +6,10 @@
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +46,9 @@ int FreePort() {
   ::close(fd);
   return port;
 }
+
+// How long processes told why the run ended have to exit on their own before SIGTERM.
+constexpr double kToldGraceSeconds = 1.0;
 
 // Copies one process's output to ours, line by line, with a prefix.
 void Relay(int fd, FILE* to, std::string prefix, std::mutex& mu) {
@@ -182,19 +186,132 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
   return env;
 }
 
-const ProcessEnd* LaunchResult::first_failure() const {
-  for (const ProcessEnd& e : ends)
-    if (!e.stopped_by_myriad && (!e.exited || e.status != 0)) return &e;
-  return nullptr;
+const ProcessEnd* LaunchResult::first_failure(const std::function<bool(int)>& skip) const {
+  const ProcessEnd* first = nullptr;
+  for (const ProcessEnd& e : ends) {
+    if (e.stopped_by_myriad || (e.exited && e.status == 0) || (skip && skip(e.process))) continue;
+    if (first == nullptr || e.order < first->order) first = &e;
+  }
+  return first;
 }
 
-int LaunchResult::exit_status() const {
-  const ProcessEnd* f = first_failure();
-  if (f == nullptr) return timed_out ? 124 : 0;
-  return f->exited ? f->status : 128 + f->status;
+int LaunchResult::exit_status(const std::function<bool(int)>& skip) const {
+  if (const ProcessEnd* f = first_failure(skip)) return f->exited ? f->status : 128 + f->status;
+  if (timed_out) return 124;
+  if (stopped_by_signal != 0) return 128 + stopped_by_signal;
+  return 0;
 }
 
-Result<LaunchResult> Launch(const LaunchOptions& options, std::function<void(int)> on_exit) {
+std::string DescribeEnd(const ProcessEnd& e) {
+  if (e.exited) return fmt::format("exited with status {}", e.status);
+  const char* name = ::sigabbrev_np(e.status);
+  return fmt::format("was killed by signal {} (SIG{})", e.status, name ? name : "?");
+}
+
+namespace {
+
+// A process of its own that outlives Myriad however Myriad ends (SIGKILL included): when the
+// pipe from Myriad closes without a "done", it kills the launched process group and removes
+// the socket's directory. Forked before any process starts; it touches nothing else.
+class Reaper {
+ public:
+  explicit Reaper(const std::string& socket_path) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return;
+    const std::string dir = socket_path.substr(0, socket_path.rfind('/'));
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      return;
+    }
+    if (pid == 0) {
+      // Only async-signal-safe calls from here on: the parent has threads.
+      ::close(fds[1]);
+      ::syscall(SYS_close_range, 3, fds[0] - 1, 0);
+      ::syscall(SYS_close_range, fds[0] + 1, ~0U, 0);
+      ::setpgid(0, 0);  // out of the terminal's process group: Ctrl-C is Myriad's to handle
+      pid_t group = 0;
+      char done = 0;
+      const bool got_group = ::read(fds[0], &group, sizeof group) == sizeof group;
+      const bool clean = got_group && ::read(fds[0], &done, 1) == 1 && done == 'd';
+      if (!clean) {
+        if (got_group && group > 1) ::kill(-group, SIGKILL);
+        ::unlink(socket_path.c_str());
+        ::rmdir(dir.c_str());
+      }
+      ::_exit(0);
+    }
+    ::close(fds[0]);
+    pid_ = pid;
+    fd_ = fds[1];
+  }
+  // The launched processes' group, once there is one.
+  void Watch(pid_t group) {
+    if (fd_ >= 0) (void)!::write(fd_, &group, sizeof group);
+  }
+  ~Reaper() {
+    if (fd_ < 0) return;
+    const char done = 'd';
+    (void)!::write(fd_, &done, 1);
+    ::close(fd_);
+    ::waitpid(pid_, nullptr, 0);
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int fd_ = -1;
+};
+
+// Starts one process in `group` (0: a new group, led by it) that dies with the thread that
+// started it (PR_SET_PDEATHSIG). Returns its pid, or -errno.
+pid_t Spawn(const std::string& program, char* const argv[], char* const envp[], int out_fd,
+            int err_fd, pid_t group) {
+  int status_pipe[2];
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0) return -errno;
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int e = errno;
+    ::close(status_pipe[0]);
+    ::close(status_pipe[1]);
+    return -e;
+  }
+  if (pid == 0) {
+    // Async-signal-safe calls only until exec.
+    ::setpgid(0, group);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // Myriad died before the line above
+    ::dup2(out_fd, STDOUT_FILENO);
+    ::dup2(err_fd, STDERR_FILENO);
+    ::execve(program.c_str(), argv, envp);
+    const int e = errno;
+    (void)!::write(status_pipe[1], &e, sizeof e);
+    ::_exit(127);
+  }
+  ::setpgid(pid, group == 0 ? pid : group);  // also here, so no signal can miss it
+  ::close(status_pipe[1]);
+  int exec_errno = 0;
+  const ssize_t n = ::read(status_pipe[0], &exec_errno, sizeof exec_errno);
+  ::close(status_pipe[0]);
+  if (n == sizeof exec_errno) {
+    ::waitpid(pid, nullptr, 0);
+    return -exec_errno;
+  }
+  return pid;
+}
+
+// Whether `pid` has already ended (a zombie not yet reaped), without reaping it.
+bool HasEnded(pid_t pid) {
+  siginfo_t info{};
+  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         info.si_pid == pid;
+}
+
+}  // namespace
+
+Result<LaunchResult> Launch(const LaunchOptions& options,
+                            std::function<void(const ProcessEnd&)> on_exit) {
   if (options.command.empty()) return Status::InvalidArgument("no command to run");
   const std::string program = FindExecutable(options.command[0]);
   if (Status st = CheckNotStaticCudart(program); !st.ok()) return st;
@@ -204,19 +321,31 @@ Result<LaunchResult> Launch(const LaunchOptions& options, std::function<void(int
   std::vector<pid_t> pids(static_cast<size_t>(options.processes), -1);
   LaunchResult result;
   result.ends.resize(static_cast<size_t>(options.processes));
+  Reaper reaper(options.socket_path);
+  pid_t group = 0;
 
   std::vector<char*> argv;
   for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // Inherited environment, with ours on top.
+  std::map<std::string, std::string> inherited;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const std::size_t eq = kv.find('=');
+    if (eq != std::string::npos) inherited[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  // A failure part way through starting: what started is stopped and waited for, nothing is
+  // left running, and the error says what failed.
+  auto abandon = [&](const std::string& why) -> Result<LaunchResult> {
+    if (group > 0) ::kill(-group, SIGKILL);
+    for (pid_t started : pids)
+      if (started > 0) ::waitpid(started, nullptr, 0);
+    for (auto& t : relays) t.join();
+    return Status::InvalidArgument(why);
+  };
   const bool prefix = options.prefix_output && options.processes > 1;
   for (int p = 0; p < options.processes; ++p) {
-    // Inherited environment, with ours on top.
-    std::map<std::string, std::string> env_map;
-    for (char** e = environ; *e; ++e) {
-      const std::string kv = *e;
-      const std::size_t eq = kv.find('=');
-      if (eq != std::string::npos) env_map[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
+    std::map<std::string, std::string> env_map = inherited;
     for (const auto& [k, v] : ProcessEnvironment(options, p, master_port)) env_map[k] = v;
     std::vector<std::string> env_strings;
     for (const auto& [k, v] : env_map) env_strings.push_back(k + "=" + v);
@@ -224,51 +353,57 @@ Result<LaunchResult> Launch(const LaunchOptions& options, std::function<void(int
     for (std::string& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
 
-    int out_pipe[2], err_pipe[2];
-    if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0)
-      return Status::Internal(fmt::format("pipe: {}", std::strerror(errno)));
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
-    pid_t pid = -1;
-    const int rc =
-        ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
+    int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+      const std::string why = fmt::format(
+          "cannot start process {} of {}: pipe: {}{}", p, options.processes, std::strerror(errno),
+          errno == EMFILE || errno == ENFILE ? " (raise the open-file limit, ulimit -n)" : "");
+      for (int fd : {out_pipe[0], out_pipe[1]})
+        if (fd >= 0) ::close(fd);
+      return abandon(why);
+    }
+    const pid_t pid = Spawn(program, argv.data(), envp.data(), out_pipe[1], err_pipe[1], group);
     ::close(out_pipe[1]);
     ::close(err_pipe[1]);
-    if (rc != 0) {
+    if (pid < 0) {
       ::close(out_pipe[0]);
       ::close(err_pipe[0]);
-      for (pid_t started : pids)
-        if (started > 0) ::kill(started, SIGKILL);
-      for (pid_t started : pids)
-        if (started > 0) ::waitpid(started, nullptr, 0);
-      for (auto& t : relays) t.join();
-      return Status::InvalidArgument(
-          fmt::format("cannot start {}: {}", options.command[0], std::strerror(rc)));
+      return abandon(fmt::format(
+          "cannot start {} (process {} of {}): {}{}", options.command[0], p, options.processes,
+          std::strerror(-pid),
+          -pid == EMFILE || -pid == ENFILE ? " (raise the open-file limit, ulimit -n)" : ""));
+    }
+    if (group == 0) {
+      group = pid;
+      reaper.Watch(group);
     }
     pids[static_cast<size_t>(p)] = pid;
-    result.ends[static_cast<size_t>(p)] = {p, pid, false, 0, false};
+    result.ends[static_cast<size_t>(p)] = {p, pid, false, 0, false, -1};
     const std::string label = prefix ? fmt::format("[rank {}] ", p) : "";
     relays.emplace_back(Relay, out_pipe[0], stdout, label, std::ref(output_mu));
     relays.emplace_back(Relay, err_pipe[0], stderr, label, std::ref(output_mu));
   }
 
-  // Watch: the first process that fails on its own stops the others; so does the timeout.
+  // Watch: the first process that fails on its own stops the others; so do the timeout, a
+  // request from the engine and a signal to Myriad.
   const auto start = std::chrono::steady_clock::now();
   int alive = options.processes;
+  int ended = 0;
   bool stopping = false;
   auto stop_all = [&](int signal) {
     for (int p = 0; p < options.processes; ++p) {
+      const pid_t pid = pids[static_cast<size_t>(p)];
+      if (pid <= 0) continue;
       ProcessEnd& e = result.ends[static_cast<size_t>(p)];
-      if (pids[static_cast<size_t>(p)] > 0) {
-        e.stopped_by_myriad = true;
-        ::kill(pids[static_cast<size_t>(p)], signal);
-      }
+      // One that already ended on its own keeps its own status as its cause.
+      if (!e.stopped_by_myriad && HasEnded(pid)) continue;
+      e.stopped_by_myriad = true;
+      ::kill(pid, signal);
     }
+    if (signal == SIGKILL && group > 0) ::kill(-group, SIGKILL);  // and what they started
   };
   auto stop_requested = start;
+  bool term_pending = false;
   while (alive > 0) {
     bool changed = false;
     for (int p = 0; p < options.processes; ++p) {
@@ -279,12 +414,11 @@ Result<LaunchResult> Launch(const LaunchOptions& options, std::function<void(int
       ProcessEnd& e = result.ends[static_cast<size_t>(p)];
       e.exited = WIFEXITED(status);
       e.status = e.exited ? WEXITSTATUS(status) : WTERMSIG(status);
-      // A process that ended before Myriad asked it to is its own failure or success.
-      if (!stopping) e.stopped_by_myriad = false;
+      e.order = ended++;
       pid = -1;
       --alive;
       changed = true;
-      if (on_exit) on_exit(p);
+      if (on_exit) on_exit(e);
       if (!stopping && (!e.exited || e.status != 0)) {
         stopping = true;
         stop_requested = std::chrono::steady_clock::now();
@@ -293,18 +427,30 @@ Result<LaunchResult> Launch(const LaunchOptions& options, std::function<void(int
     }
     const auto now = std::chrono::steady_clock::now();
     const bool asked = options.stop != nullptr && options.stop->load();
+    const int signal = options.stop_signal != nullptr ? options.stop_signal->load() : 0;
     const bool timed_out =
         options.timeout_seconds > 0 &&
         std::chrono::duration<double>(now - start).count() > options.timeout_seconds;
-    if (!stopping && (asked || timed_out)) {
-      result.timed_out = !asked;
+    if (!stopping && (asked || timed_out || signal != 0)) {
+      result.timed_out = timed_out && !asked && signal == 0;
+      result.stopped_by_signal = asked ? 0 : signal;
       stopping = true;
       stop_requested = now;
+      // Asked by the engine, which told the processes why: they get a moment to say so and
+      // exit on their own before SIGTERM.
+      if (asked) {
+        term_pending = true;
+      } else {
+        stop_all(SIGTERM);
+      }
+    }
+    const double since_stop = std::chrono::duration<double>(now - stop_requested).count();
+    if (term_pending && since_stop > kToldGraceSeconds) {
+      term_pending = false;
       stop_all(SIGTERM);
     }
     // Processes that ignore SIGTERM get SIGKILL two seconds later.
-    if (stopping && std::chrono::duration<double>(now - stop_requested).count() > 2.0)
-      stop_all(SIGKILL);
+    if (stopping && since_stop > kToldGraceSeconds + 2.0) stop_all(SIGKILL);
     if (!changed) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   for (auto& t : relays) t.join();

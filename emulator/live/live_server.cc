@@ -172,8 +172,20 @@ class SharedSource : public OpSource {
 // One process's connection.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(Socket socket, class Server& server) : socket_(std::move(socket)), server_(server) {}
-  void Start() { ReadHeader(); }
+  Connection(Socket socket, class Server& server)
+      : socket_(std::move(socket)), server_(server), hello_timer_(socket_.get_executor()) {}
+  // A connection that does not say which process it is within kHelloSeconds is dropped, so
+  // a stray client cannot hold the run open.
+  static constexpr int kHelloSeconds = 10;
+  void Start() {
+    auto self = shared_from_this();
+    hello_timer_.expires_after(std::chrono::seconds(kHelloSeconds));
+    hello_timer_.async_wait([this, self](boost::system::error_code ec) {
+      if (!ec && !identified_)
+        Fail(fmt::format("no hello within {} s of connecting", kHelloSeconds));
+    });
+    ReadHeader();
+  }
   // The string a process-local name id stands for (any thread).
   Result<std::string> Name(std::uint32_t id) {
     std::lock_guard<std::mutex> lock(names_mu_);
@@ -193,11 +205,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
   int process() const { return process_; }
   // I/O thread: the run failed; tell the process and hang up.
-  void Abort(const std::string& why) {
-    Send(wire::FrameType::kFatal, why);
-    boost::system::error_code ec;
-    socket_.close(ec);
-  }
+  void Abort(const std::string& why);
   // The engine's id for a name id of this connection (engine thread only).
   Result<NameId> Intern(std::uint32_t id, NameTable& names) {
     if (id < name_cache_.size() && name_cache_[id] != 0) return name_cache_[id];
@@ -224,6 +232,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<bool> known_;
   std::mutex write_mu_;
   std::vector<NameId> name_cache_;  // name id -> engine NameId (engine thread only)
+  asio::steady_timer hello_timer_;
 };
 
 class Server : public LiveWorkload {
@@ -249,6 +258,7 @@ class Server : public LiveWorkload {
     const size_t n = options.placement.size();
     connected_.assign(n, false);
     ended_.assign(n, false);
+    told_.assign(n, false);
   }
   ~Server() override { Stop(); }
 
@@ -297,6 +307,22 @@ class Server : public LiveWorkload {
       connections_.clear();
     });
   }
+  void Shutdown(const std::string& why) override {
+    asio::post(io_, [this, why] {
+      for (int p = 0; p < processes(); ++p) CloseProcess(p, why);
+    });
+  }
+  bool WasTold(int process) const override {
+    std::lock_guard<std::mutex> lock(told_mu_);
+    return process >= 0 && static_cast<size_t>(process) < told_.size() &&
+           told_[static_cast<size_t>(process)];
+  }
+  // I/O thread: `process` was sent the reason the run ended; its exit is a consequence.
+  void Told(int process) {
+    if (process < 0 || process >= processes()) return;
+    std::lock_guard<std::mutex> lock(told_mu_);
+    told_[static_cast<size_t>(process)] = true;
+  }
   void Stop() override {
     if (stopped_) return;
     stopped_ = true;
@@ -336,6 +362,7 @@ class Server : public LiveWorkload {
           "processes, or NCCL group calls from one thread)",
           hello.process);
       CloseProcess(hello.process, why);
+      Told(hello.process);  // the refusal below tells it
       return Status::InvalidArgument(why);
     }
     connected_[static_cast<size_t>(hello.process)] = true;
@@ -392,7 +419,16 @@ class Server : public LiveWorkload {
  private:
   void Accept() {
     acceptor_.async_accept([this](boost::system::error_code ec, Socket socket) {
-      if (ec) return;
+      if (ec == asio::error::operation_aborted) return;  // stopping
+      if (ec) {
+        // Out of file descriptors, most likely: the processes that cannot connect could
+        // never be timed, so the run fails now, saying why, rather than wait for them.
+        const std::string why = fmt::format(
+            "cannot accept a process's connection: {}{}", ec.message(),
+            ec == asio::error::no_descriptors ? " (raise the open-file limit, ulimit -n)" : "");
+        for (int p = 0; p < processes(); ++p) CloseProcess(p, why);
+        return;
+      }
       Adopt(std::move(socket));
       Accept();
     });
@@ -454,6 +490,8 @@ class Server : public LiveWorkload {
   std::vector<bool> connected_;
   std::vector<bool> ended_;
   int unidentified_ = 0;  // accepted connections that have not said hello yet
+  mutable std::mutex told_mu_;
+  std::vector<bool> told_;  // per process: it was sent the reason the run ended
   std::vector<std::weak_ptr<Connection>> connections_;  // for Abort
 };
 
@@ -462,9 +500,11 @@ void Connection::ReadHeader() {
   asio::async_read(socket_, asio::buffer(&header_, sizeof(header_)),
                    [this, self](boost::system::error_code ec, std::size_t) {
                      if (ec) return Fail({});  // the process closed its end
-                     if (header_.length > wire::kMaxFrameBytes)
-                       return Fail(fmt::format("a frame of {} bytes (limit {})", header_.length,
-                                               wire::kMaxFrameBytes));
+                     // Bounded by what the frame's type allows before anything is allocated.
+                     const std::uint32_t limit = wire::MaxPayload(header_.type);
+                     if (header_.length > limit)
+                       return Fail(fmt::format("a frame of {} bytes (limit {} for its type)",
+                                               header_.length, limit));
                      payload_.resize(header_.length);
                      ReadPayload();
                    });
@@ -494,6 +534,7 @@ Status Connection::Handle() {
         server_.state().processes[static_cast<size_t>(process_)].connection = shared_from_this();
       }
       identified_ = true;
+      hello_timer_.cancel();
       server_.Identified();
       return st;
     }
@@ -501,8 +542,9 @@ Status Connection::Handle() {
       std::lock_guard<std::mutex> lock(names_mu_);
       while (offset < payload_.size()) {
         std::uint32_t id = 0, length = 0;
+        // Ids are handed out in order from 1: a name defines the next id, or an old one.
         if (!wire::Read(payload_, offset, id) || !wire::Read(payload_, offset, length) ||
-            payload_.size() < offset + length || id > (1u << 24))
+            payload_.size() < offset + length || id == 0 || id > std::max<size_t>(names_.size(), 1))
           return Status::InvalidArgument("a malformed name table");
         if (id >= names_.size()) {
           names_.resize(id + 1);
@@ -554,9 +596,21 @@ Status Connection::Handle() {
   }
 }
 
+void Connection::Abort(const std::string& why) {
+  if (!socket_.is_open()) return;  // its process ended before the run failed: not told
+  Send(wire::FrameType::kFatal, why);
+  server_.Told(process_);
+  boost::system::error_code ec;
+  socket_.close(ec);
+}
+
 void Connection::Fail(const std::string& why) {
   // The process learns why before the connection closes (its shim prints it and exits).
-  if (!why.empty()) Send(wire::FrameType::kFatal, why);
+  hello_timer_.cancel();
+  if (!why.empty()) {
+    Send(wire::FrameType::kFatal, why);
+    server_.Told(process_);
+  }
   boost::system::error_code ec;
   socket_.close(ec);
   if (!identified_) {

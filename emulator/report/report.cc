@@ -87,6 +87,10 @@ std::string IterationNote(const RunResult& result) {
 std::string FormatSummary(const RunResult& result, const RunContext& context) {
   std::string out = fmt::format("myriad {}: {} on {} ({})\n", context.command, context.workload,
                                 context.scenario_name, context.scenario_path);
+  if (context.failure)
+    out +=
+        fmt::format("  FAILED (exit status {}): {}\n  the figures below are what ran until then\n",
+                    context.failure->exit_status, context.failure->cause);
   out += fmt::format("  {} ranks | {} ops simulated | network model: {}\n\n", result.world_size,
                      result.simulated_ops, context.fidelity);
   out += fmt::format("iteration time   {:>14} us  {}\n", Us(result.iteration_time()),
@@ -154,6 +158,14 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
                      Json(context.scenario_name), Json(context.scenario_path));
   out += fmt::format("  \"workload\": {},\n", Json(context.workload));
   out += fmt::format("  \"network_fidelity\": {},\n", Json(context.fidelity));
+  if (context.failure) {
+    std::string consequences;
+    for (const std::string& c : context.failure->consequences)
+      consequences += (consequences.empty() ? "" : ", ") + Json(c);
+    out += fmt::format(
+        "  \"failure\": {{\"cause\": {}, \"exit_status\": {}, \"consequences\": [{}]}},\n",
+        Json(context.failure->cause), context.failure->exit_status, consequences);
+  }
   out += fmt::format("  \"world_size\": {},\n", result.world_size);
   out += fmt::format("  \"iteration_time_us\": {},\n", Us(result.iteration_time()));
   out += fmt::format("  \"iterations\": {},\n",

@@ -102,6 +102,7 @@ std::vector<ThreadState*>& Registry() {
   while (fatal.empty() && t.client.ReadReply(r, &fatal)) {
   }  // replies still in flight come before the reason
   std::fprintf(stderr, "myriad: the run ended%s%s\n", fatal.empty() ? "" : ": ", fatal.c_str());
+  std::fflush(nullptr);  // what the program printed before is part of what it said
   std::_Exit(1);
 }
 

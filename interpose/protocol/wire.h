@@ -95,12 +95,29 @@ struct WireOp {
 };
 static_assert(std::is_trivially_copyable_v<WireOp>);
 
+// The largest payload a frame of `type` may carry: the server checks it before allocating.
+inline std::uint32_t MaxPayload(FrameType type);
+
 struct Reply {
   std::int64_t host_time_ps = 0;  // the rank's virtual host time after the op
   std::int32_t status = 0;        // 0 ok; otherwise a CUDA-style error code
   std::int32_t reserved = 0;
   std::int64_t value = 0;  // kind-specific (elapsed time, query result)
 };
+
+inline std::uint32_t MaxPayload(FrameType type) {
+  switch (type) {
+    case FrameType::kHello:
+      return sizeof(Hello);
+    case FrameType::kReply:
+      return sizeof(Reply);
+    case FrameType::kNames:
+    case FrameType::kOps:
+    case FrameType::kFatal:
+      return kMaxFrameBytes;
+  }
+  return 0;  // an unknown type carries nothing
+}
 
 // Appends a trivially copyable record to a byte buffer.
 template <typename T>

@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "tests/support/run_command.h"
@@ -9,6 +11,7 @@
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::pair<int, std::string> Myriad(const std::string& args) {
   return myriad::testing::RunCommand(std::string(MYRIAD_BINARY) + " " + args + " 2>&1");
@@ -92,6 +95,57 @@ TEST(RunTest, ManagedAndPinnedMemoryBehaveAsCudas) {
   EXPECT_THAT(out, HasSubstr("managed counts on the device: 1"));
   EXPECT_THAT(out, HasSubstr("all frees behave as CUDA's"));
   EXPECT_THAT(out, HasSubstr("peak memory"));
+}
+
+// The first line of Myriad's own that is not a process's output.
+std::string FirstMyriadLine(const std::string& out) {
+  std::size_t start = 0;
+  while (start < out.size()) {
+    const std::size_t end = out.find('\n', start);
+    const std::string line = out.substr(start, end - start);
+    if (line.rfind("myriad", 0) == 0) return line;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return "";
+}
+
+// A process exits 3 while its peer waits for their AllReduce: the peer never hears that it
+// succeeded, the cause is the first thing Myriad says, the status is passed through, and the
+// report of what ran is written, marked as failed.
+TEST(RunTest, APeerThatExitsFailsTheRunAndNoWaitSucceeds) {
+  const std::string report = ::testing::TempDir() + "myriad_peer_exit.json";
+  for (int round = 0; round < 3; ++round) {
+    const auto [status, out] = Myriad(
+        "run scenarios/dgx-h100.toml --processes 2 --timeout 60 "
+        "--report " +
+        report + " -- " + kPrograms + "/peer_exit");
+    EXPECT_EQ(status, 3) << out;
+    EXPECT_THAT(out, Not(HasSubstr("second allreduce done: no error")));
+    EXPECT_THAT(FirstMyriadLine(out),
+                ::testing::MatchesRegex("myriad: error: rank 1 \\(pid [0-9]+\\) exited with "
+                                        "status 3"))
+        << out;
+    EXPECT_THAT(out, HasSubstr("myriad: then: deadlock"));
+    EXPECT_THAT(out, HasSubstr("FAILED (exit status 3): rank 1"));
+    std::ifstream in(report);
+    const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_THAT(json, HasSubstr("\"failure\": {\"cause\": \"rank 1 (pid "));
+    EXPECT_THAT(json, HasSubstr("\"exit_status\": 3"));
+  }
+}
+
+// A process killed by a signal: the status is 128 + the signal, exactly.
+TEST(RunTest, AKilledProcessPassesItsSignalThrough) {
+  const auto [status, out] =
+      myriad::testing::RunCommand("EXIT_SIGNAL=9 " + std::string(MYRIAD_BINARY) +
+                                  " run scenarios/dgx-h100.toml --processes 2 --timeout 60 -- " +
+                                  kPrograms + "/peer_exit 2>&1");
+  EXPECT_EQ(status, 128 + 9) << out;
+  EXPECT_THAT(FirstMyriadLine(out),
+              ::testing::MatchesRegex(
+                  "myriad: error: rank 1 \\(pid [0-9]+\\) was killed by signal 9 \\(SIGKILL\\)"))
+      << out;
 }
 
 TEST(RunTest, LibraryWithStaticRuntimeLoadedLaterIsRefused) {

@@ -4,8 +4,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <fstream>
 #include <string>
+#include <thread>
 
 #include "tests/support/run_command.h"
 
@@ -48,7 +52,9 @@ TEST(LauncherTest, ExitStatusAndCrashesAreReported) {
              MYRIAD_FAKE_PROCESS + " --crash-at-step 0 --steps 2 --gpus 2");
   EXPECT_EQ(crash_status, 128 + 11) << crash;
   EXPECT_THAT(crash, HasSubstr("was killed by signal 11 (SIGSEGV)"));
-  EXPECT_THAT(crash, HasSubstr("the other processes were stopped"));
+  // Every process crashes; the first one that did is the cause, named first.
+  EXPECT_THAT(crash, ::testing::ContainsRegex("\nmyriad: error: rank [0-3] \\(pid [0-9]+\\) was "
+                                              "killed by signal 11 \\(SIGSEGV\\)\n"));
 }
 
 // The engine fails while the processes wait for its answers: they are told why and the run
@@ -69,6 +75,58 @@ TEST(LauncherTest, TimeoutStopsEverything) {
       "sleep 30");
   EXPECT_EQ(status, 124) << out;
   EXPECT_THAT(out, HasSubstr("timed out after 0.5 s of wall time"));
+}
+
+// Processes whose command line says `sleep TAG`, from the process table.
+int ProcessesRunning(const std::string& tag) {
+  const auto [status, out] = myriad::testing::RunCommand(
+      "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f 2>/dev/null; echo; done | "
+      "grep -c '^sleep " +
+      tag + " ' || true");
+  (void)status;
+  return std::atoi(out.c_str());
+}
+
+// Killing myriad, however it is done, leaves no process of the run and no socket directory.
+TEST(LauncherTest, KillingMyriadLeavesNothingBehind) {
+  for (const char* signal : {"TERM", "INT", "KILL"}) {
+    const std::string tag = std::string("31.") + std::to_string(::getpid() % 1000) + signal[0];
+    const std::string log = ::testing::TempDir() + "myriad_kill_" + signal + ".log";
+    // Each process prints its socket, then becomes `sleep TAG`.
+    const auto [status, out] = myriad::testing::RunCommand(
+        std::string(MYRIAD_BINARY) +
+        " run scenarios/dgx-h100.toml --processes 3 -- sh -c 'echo \"$MYRIAD_SOCKET\"; exec "
+        "sleep " +
+        tag + "' > " + log +
+        " 2>&1 & pid=$!; "
+        "for i in $(seq 100); do [ \"$(grep -c /socket " +
+        log +
+        ")\" = 3 ] && break; "
+        "sleep 0.05; done; kill -" +
+        signal + " $pid; wait $pid; echo \"status $?\"");
+    EXPECT_THAT(out, HasSubstr("status ")) << signal;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the reaper's moment
+    EXPECT_EQ(ProcessesRunning(tag), 0) << signal;
+    std::ifstream in(log);
+    std::string line;
+    while (std::getline(in, line)) {
+      const auto at = line.find("/tmp/myriad-");
+      if (at == std::string::npos) continue;
+      const std::string dir = line.substr(at, line.rfind('/') - at);
+      EXPECT_NE(::access(dir.c_str(), F_OK), 0) << signal << ": " << dir << " is still there";
+    }
+  }
+}
+
+// A launch that runs out of file descriptors part way says so and leaves nothing running.
+TEST(LauncherTest, RunningOutOfFileDescriptorsIsAClearError) {
+  const std::string tag = "32." + std::to_string(::getpid() % 1000);
+  const auto [status, out] = myriad::testing::RunCommand(
+      "ulimit -n 64; " + std::string(MYRIAD_BINARY) +
+      " run scenarios/h100-x128.toml --processes 100 -- sleep " + tag + " 2>&1");
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_THAT(out, HasSubstr("raise the open-file limit, ulimit -n"));
+  EXPECT_EQ(ProcessesRunning(tag), 0);
 }
 
 TEST(LauncherTest, BadLaunchesAreExitStatusTwo) {

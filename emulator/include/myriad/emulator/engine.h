@@ -114,8 +114,8 @@ struct RunResult {
 
 // Runs every rank of `workload` to completion. Fails with one clear message on a mismatched
 // collective, a deadlock (the message lists who waits for what), a predicted out-of-memory,
-// or malformed ops.
+// or malformed ops. On such a failure, `partial` (when given) receives what ran until then.
 Result<RunResult> RunEngine(Workload& workload, const netmodel::Cluster& cluster,
-                            const EngineOptions& options);
+                            const EngineOptions& options, RunResult* partial = nullptr);
 
 }  // namespace myriad::emulator

@@ -53,28 +53,39 @@ struct LaunchOptions {
   // Set from another thread (the engine failed): the processes are stopped as on a timeout,
   // since they may be waiting for answers that will not come.
   const std::atomic<bool>* stop = nullptr;
+  // Set by a signal handler to the signal that asked Myriad to stop (SIGINT, SIGTERM).
+  const std::atomic<int>* stop_signal = nullptr;
 };
 
 struct ProcessEnd {
   int process = 0;
   int pid = 0;
-  bool exited = false;  // else killed by a signal
-  int status = 0;       // exit status or signal number
-  bool stopped_by_myriad = false;
+  bool exited = false;             // else killed by a signal
+  int status = 0;                  // exit status or signal number
+  bool stopped_by_myriad = false;  // it was still running when Myriad stopped it
+  int order = -1;                  // the order in which the processes ended (0: first)
 };
 
 struct LaunchResult {
   std::vector<ProcessEnd> ends;
   bool timed_out = false;
-  // The first process that failed on its own, if any (exit status != 0 or a signal).
-  const ProcessEnd* first_failure() const;
-  // The status `myriad run` exits with: the binary's (the first failure's, else 0).
-  int exit_status() const;
+  int stopped_by_signal = 0;  // Myriad was asked to stop by this signal
+  // The first process, in the order they ended, that failed on its own (exit status != 0 or
+  // a signal Myriad did not send), if any; `skip(process)` leaves some out (those Myriad
+  // told the run had ended, whose exit is a consequence).
+  const ProcessEnd* first_failure(const std::function<bool(int)>& skip = {}) const;
+  // The status `myriad run` exits with: the first failure's, exactly (128 + N for signal N),
+  // else 124 on a timeout, 128 + N when stopped by signal N, else 0.
+  int exit_status(const std::function<bool(int)>& skip = {}) const;
 };
 
-// Starts the processes and returns once all have ended. `on_exit(p)` is called (from a
+// "exited with status 3", "was killed by signal 9 (SIGKILL)".
+std::string DescribeEnd(const ProcessEnd& end);
+
+// Starts the processes and returns once all have ended. `on_exit(end)` is called (from a
 // monitor thread) as each one ends, so the live server can close its ranks.
-Result<LaunchResult> Launch(const LaunchOptions& options, std::function<void(int)> on_exit);
+Result<LaunchResult> Launch(const LaunchOptions& options,
+                            std::function<void(const ProcessEnd&)> on_exit);
 
 // The environment variables one process gets (besides the inherited ones), for tests/docs.
 std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& options, int process,

@@ -40,6 +40,11 @@ class LiveWorkload : public Workload {
   virtual void ProcessExited(int process) = 0;
   // The run failed: every connected process is told why (its shim prints it and exits).
   virtual void Abort(const std::string& why) = 0;
+  // Ends every rank now with `why` as the engine's error (a timeout, a signal): the engine
+  // stops waiting for processes that may never send anything again.
+  virtual void Shutdown(const std::string& why) = 0;
+  // Whether `process` was told the run had ended (after Stop()): its exit is a consequence.
+  virtual bool WasTold(int process) const = 0;
   // Stops serving; pending and future replies are dropped.
   virtual void Stop() = 0;
 };

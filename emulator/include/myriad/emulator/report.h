@@ -2,6 +2,7 @@
 // (docs/report-schema.md) and the Chrome/Perfetto timeline.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,14 @@ struct RunContext {
   // More top-level report members from the command (name -> JSON value, in order), e.g.
   // `myriad simulate`'s model_tflops_per_gpu.
   std::vector<std::pair<std::string, std::string>> extra;
+  // A run that ended badly: what caused it (the first thing that went wrong), its exit
+  // status, and what followed. The figures are then those of what ran until it ended.
+  struct Failure {
+    std::string cause;
+    int exit_status = 1;
+    std::vector<std::string> consequences;
+  };
+  std::optional<Failure> failure;
 };
 
 std::string FormatSummary(const RunResult& result, const RunContext& context);

@@ -1,0 +1,16 @@
+// A process under `myriad run` writes its stdout through a pipe, which stdio buffers in
+// blocks: lines a process printed would be lost when Myriad stops it (a peer failed, a
+// timeout). Line buffering, as on a terminal, puts every finished line in the pipe at once.
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+__attribute__((constructor)) void LineBufferedOutput() {
+  // Before the program (whose constructors run after its preloaded libraries') writes
+  // anything: setvbuf must come before the first output on the stream.
+  const char* socket = std::getenv("MYRIAD_SOCKET");
+  if (socket != nullptr && *socket != '\0') std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
+}
+
+}  // namespace
