@@ -270,6 +270,8 @@ Result<netmodel::CollectiveEstimate> Simulation::TimeCollective(const Communicat
   request.op = call.coll;
   request.bytes = bytes;
   request.ranks = n;
+  request.algorithms = comm.algorithms;
+  request.protocols = comm.protocols;
   auto est = model_.Estimate(request, comm.layout);
   if (est.ok()) estimates_.emplace(key, *est);
   return est;

@@ -292,6 +292,21 @@ Status Simulation::JoinCommunicator(Rank& r, const Op& op) {
                     op.peer < 0 || op.peer >= size ? "out of range" : "taken"));
   pending.members[static_cast<size_t>(op.peer)] = r.id;
   pending.latest = std::max(pending.latest, r.host);
+  const std::string selection = names_.Name(op.label);
+  if (pending.selection_rank < 0) {
+    pending.selection = selection;
+    pending.selection_rank = r.id;
+  } else if (selection != pending.selection) {
+    auto show = [](const std::string& s) {
+      const auto nl = s.find('\n');
+      return fmt::format("NCCL_ALGO='{}' NCCL_PROTO='{}'", s.substr(0, nl),
+                         nl == std::string::npos ? "" : s.substr(nl + 1));
+    };
+    return Status::InvalidArgument(fmt::format(
+        "communicator '{}': rank {} has {} but rank {} has {} (NCCL reads them in every "
+        "process; its members must agree)",
+        name, r.id, show(selection), pending.selection_rank, show(pending.selection)));
+  }
   // ncclCommSplit arrives as a join of "<parent>/split<k>" carrying (color, key).
   const bool split = name.find("/split") != std::string::npos;
   if (split) {
@@ -303,13 +318,14 @@ Status Simulation::JoinCommunicator(Rank& r, const Op& op) {
   if (++pending.joined == size) {
     // Like ncclCommInitRank, a barrier: every member leaves when the last one has joined.
     if (split) {
-      SplitCommunicator(name, pending);
+      if (Status st = SplitCommunicator(name, pending); !st.ok()) return st;
     } else {
       Communicator comm;
       comm.name = op.comm;
       comm.ranks = pending.members;
       for (int i = 0; i < size; ++i) comm.comm_rank[comm.ranks[static_cast<size_t>(i)]] = i;
       comm.layout = model_.LayoutOf(comm.ranks);
+      if (Status st = ApplySelection(pending, comm); !st.ok()) return st;
       comms_.emplace(op.comm, std::move(comm));
     }
     for (int member : pending.members) events_.Push(pending.latest, EventType::kWake, member, 0);
@@ -321,7 +337,26 @@ Status Simulation::JoinCommunicator(Rank& r, const Op& op) {
   return Status::Ok();
 }
 
-void Simulation::SplitCommunicator(const std::string& name, const PendingComm& pending) {
+Status Simulation::ApplySelection(const PendingComm& pending, Communicator& comm) const {
+  const std::string& s = pending.selection;
+  const auto nl = s.find('\n');
+  const std::string algo = s.substr(0, nl), proto = nl == std::string::npos ? "" : s.substr(nl + 1);
+  const std::string where = fmt::format("communicator '{}' (rank {}'s environment)",
+                                        names_.Name(comm.name), pending.selection_rank);
+  if (!algo.empty()) {
+    auto set = netmodel::ParseNcclAlgo(algo);
+    if (!set.ok()) return Status::InvalidArgument(where + ": " + set.status().message());
+    comm.algorithms = *set;
+  }
+  if (!proto.empty()) {
+    auto set = netmodel::ParseNcclProto(proto);
+    if (!set.ok()) return Status::InvalidArgument(where + ": " + set.status().message());
+    comm.protocols = *set;
+  }
+  return Status::Ok();
+}
+
+Status Simulation::SplitCommunicator(const std::string& name, const PendingComm& pending) {
   // Members of each color, ordered by (key, parent rank), form "<name>/color<c>".
   std::map<int, std::vector<std::pair<int, int>>> colors;  // color -> (key, parent rank)
   for (size_t i = 0; i < pending.members.size(); ++i) {
@@ -342,8 +377,10 @@ void Simulation::SplitCommunicator(const std::string& name, const PendingComm& p
           (static_cast<std::int64_t>(i) << 32) | static_cast<std::int64_t>(members.size());
     }
     child.layout = model_.LayoutOf(child.ranks);
+    if (Status st = ApplySelection(pending, child); !st.ok()) return st;
     comms_.emplace(child.name, std::move(child));
   }
+  return Status::Ok();
 }
 
 void Simulation::WaitForProcess(Rank& r) {

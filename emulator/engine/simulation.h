@@ -130,6 +130,9 @@ struct Communicator {
   std::unordered_map<int, int> comm_rank;  // global rank -> communicator rank
   std::vector<int> gpus;                   // the GPUs its collectives are timed on, in order
   netmodel::CommLayout layout;
+  // What its members' NCCL_ALGO / NCCL_PROTO allow (live processes; all by default).
+  netmodel::AlgorithmSet algorithms = netmodel::AlgorithmSet::All();
+  netmodel::ProtocolSet protocols = netmodel::ProtocolSet::All();
 };
 
 // A collective call being matched across the members of its communicator.
@@ -146,6 +149,10 @@ struct PendingComm {
   std::vector<int> colors, keys;  // ncclCommSplit: each member's color and key
   int joined = 0;
   SimTime latest = 0;  // the latest member's host time
+  // The members' NCCL_ALGO and NCCL_PROTO ("ALGO\nPROTO", each empty when unset): NCCL reads
+  // them per process, and the members must agree. `selection_rank`: who set it first.
+  std::string selection;
+  int selection_rank = -1;
 };
 
 struct P2pInstance {
@@ -171,7 +178,9 @@ class Simulation {
   void SyncDevice(Rank& r);
   void Query(Rank& r, int slot, std::uint64_t index, const std::string& what);
   Status JoinCommunicator(Rank& r, const Op& op);
-  void SplitCommunicator(const std::string& name, const PendingComm& pending);
+  Status SplitCommunicator(const std::string& name, const PendingComm& pending);
+  // The algorithms and protocols a communicator's NCCL_ALGO / NCCL_PROTO selection allows.
+  Status ApplySelection(const PendingComm& pending, Communicator& comm) const;
   void WaitForProcess(Rank& r);
   // Called from any thread by a live source when its process sent ops.
   void Notify(int rank);

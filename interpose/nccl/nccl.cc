@@ -426,6 +426,18 @@ void InitComplete(const ncclComm* comm, const char* fn, const std::string& extra
 // ---------------------------------------------------------------------------------------------
 // Joining a communicator.
 
+// NCCL_ALGO and NCCL_PROTO of this process, as the name a join carries ("ALGO\nPROTO"; 0 when
+// neither is set): Myriad times the communicator's collectives within what they allow, and
+// checks that its members agree, as NCCL needs them to.
+std::uint32_t SelectionName(const ClientTable* client) {
+  const char* algo = std::getenv("NCCL_ALGO");
+  const char* proto = std::getenv("NCCL_PROTO");
+  if ((algo == nullptr || *algo == '\0') && (proto == nullptr || *proto == '\0')) return 0;
+  const std::string selection =
+      std::string(algo != nullptr ? algo : "") + "\n" + (proto != nullptr ? proto : "");
+  return client->intern(selection.c_str());
+}
+
 // Everything checked before anything is sent, so a failed call leaves no half-joined state.
 ncclResult_t CheckInitArgs(ncclComm_t* out, int nranks, int rank, const char* fn) {
   if (out == nullptr) return Fail(ncclInvalidArgument, "%s : newcomm argument is NULL", fn);
@@ -454,6 +466,7 @@ ncclResult_t InitRankOn(ncclComm_t* out, int nranks, const ncclUniqueId& id, int
   WireOp op;
   op.kind = kKindCommInit;
   op.comm = client->intern(comm->name.c_str());
+  op.name = SelectionName(client);
   op.peer = rank;
   op.count = static_cast<std::uint64_t>(nranks);
   ncclResult_t result = ncclSuccess;
@@ -518,6 +531,7 @@ ncclResult_t SplitExchange(const ClientTable* client, const ncclComm* parent, in
   op.kind = kKindCommInit;
   op.flags = myriad::wire::kWantsReply;
   op.comm = client->intern(name.c_str());
+  op.name = SelectionName(client);
   op.peer = parent->rank;
   op.count = static_cast<std::uint64_t>(parent->nranks);
   op.root = color;

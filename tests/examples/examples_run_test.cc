@@ -37,13 +37,19 @@ std::map<long long, double> BusBandwidths(const std::string& output, bool only_r
   return rows;
 }
 
-void ExpectMatchesCollective(const std::string& run_args, const std::string& scenario) {
-  const auto [status, out] = myriad::testing::RunCommand(std::string(MYRIAD_BINARY) + " run " +
-                                                         scenario + " " + run_args + " 2>&1");
+// `env` goes to the program's environment only; `collective_args` to `myriad collective`.
+void ExpectMatchesCollective(const std::string& run_args, const std::string& scenario,
+                             const std::string& env = "", const std::string& collective_args = "") {
+  const auto [status, out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run " + scenario + " " +
+      (env.empty() ? run_args
+                   : run_args.substr(0, run_args.find("-- ") + 3) + "env " + env + " " +
+                         run_args.substr(run_args.find("-- ") + 3)) +
+      " 2>&1");
   ASSERT_EQ(status, 0) << out;
   const auto [cstatus, predicted] =
       myriad::testing::RunCommand(std::string(MYRIAD_BINARY) + " collective " + scenario +
-                                  " --op allreduce -b 1M -e 1G -f 32 2>&1");
+                                  " --op allreduce -b 1M -e 1G -f 32 " + collective_args + " 2>&1");
   ASSERT_EQ(cstatus, 0) << predicted;
   const auto measured = BusBandwidths(out, true);
   const auto expected = BusBandwidths(predicted, false);
@@ -89,6 +95,15 @@ TEST(ExamplesRunTest, CollectiveBench128GpusAs16ProcessesOf8) {
   ExpectMatchesCollective(
       "--processes 16 --devices-per-process 8 -- " + kBench + kBenchArgs + " -g 8",
       "scenarios/h100-x16.toml");
+}
+
+// NCCL_ALGO / NCCL_PROTO in the program's environment are honoured as NCCL would.
+TEST(ExamplesRunTest, NcclAlgoInTheProgramsEnvironmentIsHonoured) {
+  ExpectMatchesCollective("--processes 8 -- " + kBench + kBenchArgs, "scenarios/dgx-h100.toml",
+                          "NCCL_ALGO=ring", "--algo ring");
+  ExpectMatchesCollective("--processes 1 -- " + kBench + kBenchArgs + " -g 8",
+                          "scenarios/h100-x16.toml", "NCCL_PROTO=Simple NCCL_ALGO=^nvls",
+                          "--proto simple --algo ^nvls --nodes 1");
 }
 
 // One process may drive any number of GPUs (a per-device table of 64 once overflowed).
