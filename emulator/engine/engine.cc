@@ -130,6 +130,15 @@ Status Simulation::Run() {
                             : *awaiting_.begin();
       const bool ready_first = ready.first != kNever && ready < awaiting;
       const SimTime next_rank = std::min(ready.first, awaiting.first);
+      // A process's sleeping thread wakes once everything before its time is done (events at
+      // that time first), before any rank goes on at it.
+      const SimTime next_timer = workload_.NextTimer();
+      if (next_timer != kNever && next_timer < next_event && next_timer <= next_rank) {
+        now_ = std::max(now_, next_timer);
+        SetLogTime(now_);
+        workload_.FireTimers(now_);
+        continue;
+      }
       if (next_event != kNever && next_event <= next_rank) {
         const Event e = events_.Pop();
         now_ = e.time;
@@ -167,7 +176,7 @@ Status Simulation::Run() {
         boost::this_fiber::yield();
         continue;
       }
-      if (awaiting_.empty()) break;
+      if (awaiting_.empty() && !MayResume()) break;
       // Only processes can move things on: wait for one to send ops.
       std::unique_lock<std::mutex> lock(inbox_mu_);
       inbox_cv_.wait(lock, [this] { return !inbox_.empty(); });
@@ -193,6 +202,12 @@ Status Simulation::Run() {
   });
   engine_thread.join();
   return failed_ ? error_ : Status::Ok();
+}
+
+bool Simulation::MayResume() {
+  for (const auto& r : ranks_)
+    if (!r->finished && r->awaiting_process && r->source->MayResume()) return true;
+  return false;
 }
 
 void Simulation::Notify(int rank) {

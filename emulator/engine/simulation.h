@@ -185,6 +185,8 @@ class Simulation {
   // Called from any thread by a live source when its process sent ops.
   void Notify(int rank);
   void DrainInbox();
+  // Whether a waiting live rank's process may still send ops (engine.cc).
+  bool MayResume();
   void Block(Rank& r, std::string what);
   void WaitStream(Rank& r, int slot, std::uint64_t index, const std::string& what);
   Status SlotOf(Rank& r, std::int32_t stream, int* slot);

@@ -21,7 +21,9 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "myriad/emulator/live.h"
@@ -43,25 +45,51 @@ class Connection;
 // blocked thread) before the ops that come earlier and let virtual time pass them.
 struct ProcessState {
   struct Thread {
-    bool blocked = false;
+    std::uint32_t version = 0;    // of the latest host-state report applied
+    bool host_blocked = false;    // waits on the host for another thread, or sleeps
+    bool engine_blocked = false;  // waits for the engine's answer to an op
+    bool exited = false;
+    bool outside = false;  // its wait ends by something Myriad does not see
     SimTime time = 0;
+    std::shared_ptr<Connection> connection;  // the thread's own, for its answers
   };
   ProcessPlacement placement;
-  std::shared_ptr<Connection> connection;  // set at hello: a process has one
-  std::map<std::uint32_t, Thread> threads;
+  // Thread 0 (the first to call into the shims) runs from time 0 before it says anything;
+  // every later thread is announced by the thread that creates it.
+  std::map<std::uint32_t, Thread> threads = {{0, Thread{}}};
   bool closed = false;  // its ranks have ended
 
   static constexpr SimTime kNeverTime = std::numeric_limits<SimTime>::max();
-  // The earliest virtual time this process could send ops (the lock held): any running
-  // thread might send ops for any of its devices; a process that has not said anything yet
-  // runs its first thread at time 0.
+  // The earliest virtual time this process could send ops (the lock held): the clock of its
+  // earliest running thread. A thread that waits (on the engine, on another thread, or in a
+  // sleep the engine times) holds nothing: whatever resumes it runs no earlier than the
+  // thread or the event that does.
+  // Whether a thread waits on something outside Myriad's view (so the process may send work
+  // again however long the engine has nothing to do).
+  bool MayResumeLocked() const {
+    if (closed) return false;
+    for (const auto& [id, t] : threads)
+      if (t.outside && t.host_blocked && !t.exited) return true;
+    return false;
+  }
   SimTime HoldLocked() const {
     if (closed) return kNeverTime;
-    if (threads.empty()) return 0;
     SimTime earliest = kNeverTime;
     for (const auto& [id, t] : threads)
-      if (!t.blocked) earliest = std::min(earliest, t.time);
+      if (!t.host_blocked && !t.engine_blocked && !t.exited) earliest = std::min(earliest, t.time);
     return earliest;
+  }
+};
+
+// A thread asleep until `deadline`: the engine answers it when virtual time gets there.
+struct Timer {
+  SimTime deadline = 0;
+  int process = 0;
+  std::uint32_t thread = 0;
+  std::uint32_t version = 0;  // the sleep's report; a later report about the thread cancels it
+  bool operator<(const Timer& o) const {
+    return std::tie(deadline, process, thread, version) <
+           std::tie(o.deadline, o.process, o.thread, o.version);
   }
 };
 
@@ -69,6 +97,7 @@ struct ProcessState {
 struct LiveState {
   std::mutex mu;
   std::vector<ProcessState> processes;
+  std::set<Timer> timers;
 };
 
 // The ops of one GPU: one logical rank, fed by the process that uses it.
@@ -96,6 +125,14 @@ class LiveSource : public OpSource {
     std::lock_guard<std::mutex> lock(state_.mu);
     return queue_.empty() && !closed_;
   }
+  bool MayResume() override {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    if (closed_) return false;
+    if (owner_ >= 0) return state_.processes[static_cast<size_t>(owner_)].MayResumeLocked();
+    for (int p : candidates_)
+      if (state_.processes[static_cast<size_t>(p)].MayResumeLocked()) return true;
+    return false;
+  }
   bool Used() const override {
     std::lock_guard<std::mutex> lock(state_.mu);
     return owner_ >= 0;
@@ -114,7 +151,8 @@ class LiveSource : public OpSource {
     *owner = owner_;
     return owner_ == process;
   }
-  void PushLocked(const wire::OpsHeader& header, const wire::WireOp* ops);
+  void PushLocked(const wire::OpsHeader& header, const wire::WireOp* ops,
+                  const std::shared_ptr<Connection>& from);
   int owner_locked() const { return owner_; }
   const std::vector<int>& candidates() const { return candidates_; }
   // Something about its processes changed (a thread blocked or resumed): re-evaluate.
@@ -137,6 +175,7 @@ class LiveSource : public OpSource {
     wire::WireOp op;
     std::uint32_t thread;
     SimTime thread_time;
+    std::shared_ptr<Connection> from;  // its names are this connection's
   };
 
   NameTable& names_;
@@ -146,6 +185,7 @@ class LiveSource : public OpSource {
   int owner_ = -1;                     // the process that uses it
   std::deque<Queued> queue_;
   std::uint32_t last_thread_ = 0;  // the thread of the op Next() returned last
+  std::shared_ptr<Connection> last_from_;
   std::function<void(int)> resume_;
   bool closed_ = false;
   std::string error_;
@@ -162,6 +202,7 @@ class SharedSource : public OpSource {
   bool Pending() override { return source_->Pending(); }
   SimTime HoldTime(SimTime host) override { return source_->HoldTime(host); }
   bool Used() const override { return source_->Used(); }
+  bool MayResume() override { return source_->MayResume(); }
   void SetWakeup(std::function<void()> wakeup) override { source_->SetWakeup(std::move(wakeup)); }
   void Reply(const Op& op, const OpReply& reply) override { source_->Reply(op, reply); }
 
@@ -256,7 +297,7 @@ class Server : public LiveWorkload {
     }
     source_handed_out_.assign(static_cast<size_t>(world), false);
     const size_t n = options.placement.size();
-    connected_.assign(n, false);
+    connected_.assign(n, 0);
     ended_.assign(n, false);
     told_.assign(n, false);
   }
@@ -312,6 +353,39 @@ class Server : public LiveWorkload {
       for (int p = 0; p < processes(); ++p) CloseProcess(p, why);
     });
   }
+  SimTime NextTimer() override {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    return state_.timers.empty() ? std::numeric_limits<SimTime>::max()
+                                 : state_.timers.begin()->deadline;
+  }
+  // Engine thread: answers every sleeper whose time has come; it runs again from then.
+  void FireTimers(SimTime now) override {
+    std::vector<std::pair<std::shared_ptr<Connection>, SimTime>> answers;
+    std::vector<int> woken;
+    {
+      std::lock_guard<std::mutex> lock(state_.mu);
+      while (!state_.timers.empty() && state_.timers.begin()->deadline <= now) {
+        const Timer timer = *state_.timers.begin();
+        state_.timers.erase(state_.timers.begin());
+        ProcessState& process = state_.processes[static_cast<size_t>(timer.process)];
+        ProcessState::Thread& t = process.threads[timer.thread];
+        if (t.version != timer.version || process.closed) continue;  // moved on since
+        t.host_blocked = false;
+        t.time = std::max(t.time, timer.deadline);
+        answers.emplace_back(t.connection, t.time);
+        woken.push_back(timer.process);
+      }
+    }
+    for (const auto& [connection, time] : answers) {
+      if (!connection) continue;
+      wire::Reply r;
+      r.host_time_ps = time;
+      std::string payload;
+      wire::Append(payload, r);
+      connection->Send(wire::FrameType::kReply, payload);
+    }
+    for (int p : woken) PokeProcess(p);
+  }
   bool WasTold(int process) const override {
     std::lock_guard<std::mutex> lock(told_mu_);
     return process >= 0 && static_cast<size_t>(process) < told_.size() &&
@@ -351,21 +425,8 @@ class Server : public LiveWorkload {
         return Status::InvalidArgument(
             fmt::format("process {} connected after its ranks ended", hello.process));
     }
-    // Every host thread of the shims connects on its own. A second one is refused, and fails
-    // the run with the reason: while one thread waits on the host for another (a barrier, a
-    // condition variable), the engine cannot tell it from a thread still computing, and
-    // holding virtual time for it could wait forever (docs/run.md, "Not supported yet").
-    if (connected_[static_cast<size_t>(hello.process)]) {
-      const std::string why = fmt::format(
-          "process {}: a second host thread called CUDA; processes that drive their GPUs from "
-          "several host threads are not supported yet (one thread per process: use more "
-          "processes, or NCCL group calls from one thread)",
-          hello.process);
-      CloseProcess(hello.process, why);
-      Told(hello.process);  // the refusal below tells it
-      return Status::InvalidArgument(why);
-    }
-    connected_[static_cast<size_t>(hello.process)] = true;
+    // Every host thread of the shims connects on its own.
+    ++connected_[static_cast<size_t>(hello.process)];
     return Status::Ok();
   }
   // I/O thread: a connection said who it is (or ended without saying).
@@ -374,7 +435,7 @@ class Server : public LiveWorkload {
     CloseEnded();
   }
   // I/O thread: the connection of `process` closed.
-  void Disconnected(int process) { connected_[static_cast<size_t>(process)] = false; }
+  void Disconnected(int process) { --connected_[static_cast<size_t>(process)]; }
   void Ended(int process) {
     if (process < 0 || process >= processes()) return;
     AcceptWaiting();  // an ended process's connect(), if any, is in the backlog by now
@@ -471,7 +532,7 @@ class Server : public LiveWorkload {
         std::lock_guard<std::mutex> lock(state_.mu);
         closed = state_.processes[i].closed;
       }
-      if (ended_[i] && !connected_[i] && !closed) CloseProcess(p, {});
+      if (ended_[i] && connected_[i] == 0 && !closed) CloseProcess(p, {});
     }
   }
 
@@ -486,8 +547,9 @@ class Server : public LiveWorkload {
   LiveState state_;
   std::vector<std::shared_ptr<LiveSource>> sources_;  // one per GPU any process sees
   std::vector<bool> source_handed_out_;
-  // Per process (I/O thread only): whether its connection is open, whether it has ended.
-  std::vector<bool> connected_;
+  // Per process (I/O thread only): its open connections (one per host thread that spoke),
+  // whether it has ended.
+  std::vector<int> connected_;
   std::vector<bool> ended_;
   int unidentified_ = 0;  // accepted connections that have not said hello yet
   mutable std::mutex told_mu_;
@@ -528,11 +590,7 @@ Status Connection::Handle() {
       if (process_ >= 0 || !wire::Read(payload_, offset, hello))
         return Status::InvalidArgument("a malformed hello");
       Status st = server_.Bind(hello);
-      if (st.ok()) {
-        process_ = hello.process;
-        std::lock_guard<std::mutex> lock(server_.state().mu);
-        server_.state().processes[static_cast<size_t>(process_)].connection = shared_from_this();
-      }
+      if (st.ok()) process_ = hello.process;
       identified_ = true;
       hello_timer_.cancel();
       server_.Identified();
@@ -584,10 +642,40 @@ Status Connection::Handle() {
         ProcessState& state = server_.state().processes[static_cast<size_t>(process_)];
         ProcessState::Thread& thread = state.threads[ops_header.thread];
         thread.time = std::max(thread.time, ops_header.thread_time_ps);
-        thread.blocked = !ops.empty() && (ops.back().flags & wire::kWantsReply) != 0;
-        source->PushLocked(ops_header, ops.data());
+        thread.engine_blocked = !ops.empty() && (ops.back().flags & wire::kWantsReply) != 0;
+        thread.connection = shared_from_this();
+        source->PushLocked(ops_header, ops.data(), thread.connection);
       }
       server_.PokeProcess(process_);  // wakes the source that got the ops too
+      return Status::Ok();
+    }
+    case wire::FrameType::kThread: {
+      wire::ThreadState report;
+      if (process_ < 0) return Status::InvalidArgument("a thread report before hello");
+      if (!wire::Read(payload_, offset, report) || report.thread > 4096 || report.time < 0 ||
+          static_cast<std::uint32_t>(report.state) > 4)
+        return Status::InvalidArgument("a malformed thread report");
+      {
+        std::lock_guard<std::mutex> lock(server_.state().mu);
+        ProcessState& state = server_.state().processes[static_cast<size_t>(process_)];
+        ProcessState::Thread& thread = state.threads[report.thread];
+        // Reports about one thread can come over several connections (its waker's, its
+        // creator's): the latest version wins.
+        if (report.version > thread.version) {
+          thread.version = report.version;
+          thread.time = std::max(thread.time, report.time);
+          thread.host_blocked = report.state == wire::HostState::kBlocked ||
+                                report.state == wire::HostState::kSleeping ||
+                                report.state == wire::HostState::kOutside;
+          thread.outside = report.state == wire::HostState::kOutside;
+          thread.exited = report.state == wire::HostState::kExited;
+          if (report.state == wire::HostState::kSleeping) {
+            thread.connection = shared_from_this();  // the answer goes to the sleeper
+            server_.state().timers.insert({report.time, process_, report.thread, report.version});
+          }
+        }
+      }
+      server_.PokeProcess(process_);
       return Status::Ok();
     }
     default:
@@ -625,9 +713,10 @@ void Connection::Fail(const std::string& why) {
     server_.CloseProcess(process_, fmt::format("process {}: {}", process_, why));
 }
 
-void LiveSource::PushLocked(const wire::OpsHeader& header, const wire::WireOp* ops) {
+void LiveSource::PushLocked(const wire::OpsHeader& header, const wire::WireOp* ops,
+                            const std::shared_ptr<Connection>& from) {
   for (std::uint32_t i = 0; i < header.count; ++i)
-    queue_.push_back({ops[i], header.thread, header.thread_time_ps});
+    queue_.push_back({ops[i], header.thread, header.thread_time_ps, from});
 }
 
 Result<bool> LiveSource::Next(Op& op) {
@@ -643,8 +732,9 @@ Result<bool> LiveSource::Next(Op& op) {
     w = queue_.front().op;
     thread_time = queue_.front().thread_time;
     last_thread_ = queue_.front().thread;
+    last_from_ = queue_.front().from;
+    connection = last_from_;
     queue_.pop_front();
-    connection = state_.processes[static_cast<size_t>(owner_)].connection;
   }
   auto intern = [&](std::uint32_t id) { return connection->Intern(id, names_); };
   op = Op();
@@ -714,8 +804,8 @@ void LiveSource::Reply(const Op&, const OpReply& reply) {
     owner = owner_;
     ProcessState& process = state_.processes[static_cast<size_t>(owner)];
     ProcessState::Thread& t = process.threads[last_thread_];
-    connection = process.connection;
-    t.blocked = false;
+    connection = last_from_;
+    t.engine_blocked = false;
     t.time = std::max(t.time, reply.host_time);
   }
   if (resume_) resume_(owner);

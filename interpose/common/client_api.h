@@ -19,7 +19,7 @@ inline constexpr cudaUUID_t kClientTableId = {
     {'M', 'Y', 'R', 'I', 'A', 'D', '-', 'C', 'L', 'I', 'E', 'N', 'T', '-', 'v', '1'}};
 
 struct ClientTable {
-  std::uint32_t version;  // 2 (flush added)
+  std::uint32_t version;  // 3 (host threads added)
   // Appends an op for `device` (-1: the calling thread's current device) to the calling
   // thread's batch. Returns 0, or a cudaError_t when Myriad cannot be reached.
   int (*submit)(const wire::WireOp* op, int device);
@@ -38,6 +38,33 @@ struct ClientTable {
   int devices;
   // Sends the calling thread's batched ops now (version >= 2).
   void (*flush)();
+
+  // Host threads (version >= 3), for the preload library's pthread and sleep wrappers. A
+  // thread is named by an opaque handle. Every call that reports a state sends it to Myriad
+  // before it returns, so Myriad never sees a thread idle that could still send work.
+  // The calling thread creates a thread: its handle, running from the caller's clock.
+  void* (*thread_created)();
+  // The new thread, first thing in it: it is `handle`.
+  void (*thread_adopt)(void* handle);
+  // `handle` has ended (its clock is where a join resumes).
+  void (*thread_exited)(void* handle);
+  void* (*thread_self)();
+  int (*thread_ended)(void* handle);
+  std::int64_t (*thread_clock)(void* handle);
+  // The calling thread waits on the host / goes on (its clock at least `at`).
+  void (*host_block)();
+  // The calling thread waits on something Myriad does not see (a file descriptor): it holds
+  // nothing, and its process may still send work however long everything else waits.
+  void (*host_wait_outside)();
+  void (*host_resume)(std::int64_t at);
+  // The calling thread wakes `handle` (which waits): it goes on from `at` or its own clock.
+  void (*host_wake)(void* handle, std::int64_t at);
+  // Sleeps until virtual time `deadline` (Myriad answers when every earlier thing is done).
+  void (*sleep_until)(std::int64_t deadline);
+  // When the process made its first CUDA call that reaches Myriad (the real reading of
+  // CLOCK_REALTIME if `realtime`, else of CLOCK_MONOTONIC, in ns), or -1 before it: host
+  // clocks are real until then, and that reading plus the thread's virtual time after.
+  std::int64_t (*start_time)(int realtime);
 };
 
 // The table, or nullptr when the cudart shim is not Myriad's (or not initialised).

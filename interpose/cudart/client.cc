@@ -1,5 +1,7 @@
 #include "cudart/client.h"
 
+#include <dlfcn.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,11 +56,37 @@ std::vector<int> VisibleDevices(const char* value, int node_devices) {
   return devices;
 }
 
+}  // namespace
+
+namespace {
+// libc's own pthread_mutex_lock/unlock, looked up in libc itself: the preload library's
+// wrappers (which the global lookup finds first) would call back into the shim.
+using MutexCall = int (*)(pthread_mutex_t*);
+struct LibcMutex {
+  MutexCall lock, unlock;
+};
+const LibcMutex& Libc() {
+  static const LibcMutex libc = [] {
+    void* handle = ::dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    LibcMutex m{reinterpret_cast<MutexCall>(::dlsym(handle, "pthread_mutex_lock")),
+                reinterpret_cast<MutexCall>(::dlsym(handle, "pthread_mutex_unlock"))};
+    if (!m.lock || !m.unlock) std::abort();  // not glibc: nothing here would work
+    return m;
+  }();
+  return libc;
+}
+}  // namespace
+
+void RawMutex::lock() { Libc().lock(&m_); }
+void RawMutex::unlock() { Libc().unlock(&m_); }
+
+namespace {
+
 // Captures in progress, by (device, stream); streams joined through events share one.
 struct Capture {
   std::vector<CapturedOp> ops;
 };
-std::mutex capture_mu;
+RawMutex capture_mu;
 std::map<std::pair<int, std::int32_t>, std::shared_ptr<Capture>>& Capturing() {
   static auto* captures = new std::map<std::pair<int, std::int32_t>, std::shared_ptr<Capture>>();
   return *captures;
@@ -75,21 +103,47 @@ struct ThreadState {
   bool broken = false;
   std::uint32_t index = 0;
   int device = 0;
-  std::int64_t clock_ps = 0;
+  // Its virtual clock: written by the thread (or by a waker while it waits), read by others.
+  std::atomic<std::int64_t> clock_ps{0};
   std::int64_t cpu_ns = -1;  // the thread's CPU time at its previous call (measured host time)
   std::unordered_map<std::string, std::uint32_t> names;
   std::vector<std::string> names_by_id{""};
   std::vector<std::pair<std::uint32_t, std::string>> new_names;
   std::vector<wire::WireOp> batch;
   int batch_device = -1;
-  std::mutex mu;  // the exit-time flush may run on another thread
+  RawMutex mu;  // guards the connection and the batch: held across a call's round trip
+  // Host state, as last reported to Myriad (reports are numbered by `version`), under
+  // host_mu, which is never held across I/O, so other threads may look at any time.
+  RawMutex host_mu;
+  std::uint32_t version = 0;
+  bool blocked = false;  // waits on the host; another thread may wake it
+  bool exited = false;
 };
+
+// Set at the process's first CUDA call that reaches Myriad: its host clocks are virtual from
+// then on, starting from the real readings taken then (ns; realtime, monotonic).
+std::atomic<bool> process_started{false};
+std::atomic<std::int64_t> start_ns[2] = {-1, -1};
+void Start() {
+  if (process_started.load(std::memory_order_acquire)) return;
+  for (int realtime = 0; realtime < 2; ++realtime) {
+    timespec ts{};
+    // The syscall itself: clock_gettime is the preload's, which would ask us.
+    ::syscall(SYS_clock_gettime, realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC, &ts);
+    std::int64_t expected = -1;
+    start_ns[realtime].compare_exchange_strong(
+        expected, static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec);
+  }
+  process_started.store(true, std::memory_order_release);
+}
+// The thread a new thread adopts (made by its creator), set in the new thread first thing.
+thread_local ThreadState* adopted = nullptr;
 
 std::atomic<std::uint32_t> next_thread{0};
 // The latest virtual time any thread of this process has been told: where new threads start.
 std::atomic<std::int64_t> process_time{0};
 
-std::mutex registry_mu;
+RawMutex registry_mu;
 std::vector<ThreadState*>& Registry() {
   static auto* threads = new std::vector<ThreadState*>();  // lives until the process ends
   return *threads;
@@ -106,10 +160,7 @@ std::vector<ThreadState*>& Registry() {
   std::_Exit(1);
 }
 
-bool SendBatch(ThreadState& t) {
-  // A thread with nothing to send does not connect (the exit-time flush visits every thread
-  // that touched the shims, and Myriad refuses a second thread that drives GPUs).
-  if (t.batch.empty()) return true;
+bool Connected(ThreadState& t) {
   if (!t.connected) {
     const Settings& s = GetSettings();
     if (t.broken || !s.under_myriad || !t.client.Connect(s.socket) ||
@@ -122,6 +173,14 @@ bool SendBatch(ThreadState& t) {
     }
     t.connected = true;
   }
+  return true;
+}
+
+bool SendBatch(ThreadState& t) {
+  // A thread with nothing to send does not connect (the exit-time flush visits every thread
+  // that touched the shims).
+  if (t.batch.empty()) return true;
+  if (!Connected(t)) return false;
   if (!t.new_names.empty()) {
     if (!t.client.SendNames(t.new_names)) RunEnded(t);
     t.new_names.clear();
@@ -132,37 +191,64 @@ bool SendBatch(ThreadState& t) {
                               ? s.node_device[static_cast<size_t>(t.batch_device)]
                               : t.batch_device;
   if (!t.client.SendOps(node_device, t.batch.data(), static_cast<std::uint32_t>(t.batch.size()),
-                        t.index, t.clock_ps))
+                        t.index, t.clock_ps.load()))
     RunEnded(t);
   t.batch.clear();
   return true;
 }
 
 void FlushAll() {
-  std::lock_guard<std::mutex> lock(registry_mu);
+  std::lock_guard<RawMutex> lock(registry_mu);
   for (ThreadState* t : Registry()) {
-    std::lock_guard<std::mutex> thread_lock(t->mu);
+    std::lock_guard<RawMutex> thread_lock(t->mu);
     SendBatch(*t);
   }
 }
 
+ThreadState* NewThread(std::int64_t clock) {
+  auto* t = new ThreadState();  // kept for the exit-time flush; a thread's state is small
+  t->index = next_thread.fetch_add(1);
+  t->clock_ps = clock;
+  std::lock_guard<RawMutex> lock(registry_mu);
+  if (Registry().empty()) std::atexit(FlushAll);
+  Registry().push_back(t);
+  return t;
+}
+
 ThreadState& State() {
-  thread_local ThreadState* state = [] {
-    auto* t = new ThreadState();  // kept for the exit-time flush; a thread's state is small
-    t->index = next_thread.fetch_add(1);
-    t->clock_ps = process_time.load();
-    std::lock_guard<std::mutex> lock(registry_mu);
-    if (Registry().empty()) std::atexit(FlushAll);
-    Registry().push_back(t);
-    return t;
-  }();
+  // A thread the preload's pthread_create made adopts the state its creator announced.
+  thread_local ThreadState* state = adopted ? adopted : NewThread(process_time.load());
   return *state;
+}
+
+// Reports `target`'s host state to Myriad over `sender`'s connection (sender.mu held), so it
+// arrives before anything `sender` sends later. `target`'s version orders the reports.
+void Report(ThreadState& sender, ThreadState& target, wire::HostState state, std::int64_t time,
+            std::uint32_t version) {
+  const Settings& s = GetSettings();
+  if (!s.under_myriad || !Connected(sender)) return;
+  wire::ThreadState report;
+  report.thread = target.index;
+  report.version = version;
+  report.state = state;
+  report.time = time;
+  if (!sender.client.SendThread(report)) RunEnded(sender);
+}
+
+// Under target.host_mu: the next version of a report about it.
+std::uint32_t NextVersion(ThreadState& target) { return ++target.version; }
+
+// Moves a thread's clock to `at` if that is later (clocks never go back).
+void RaiseClock(ThreadState& t, std::int64_t at) {
+  std::int64_t seen = t.clock_ps.load();
+  while (seen < at && !t.clock_ps.compare_exchange_weak(seen, at)) {
+  }
 }
 
 // Records `op` if its stream is capturing (or joins a capture through an event); true if so.
 bool Captured(ThreadState& t, const wire::WireOp& op, int device) {
   constexpr std::uint8_t kEventRecordKind = 3, kStreamWaitEventKind = 4;
-  std::lock_guard<std::mutex> lock(capture_mu);
+  std::lock_guard<RawMutex> lock(capture_mu);
   if (Capturing().empty()) return false;
   const auto key = std::make_pair(device, op.stream);
   auto it = Capturing().find(key);
@@ -191,16 +277,18 @@ void AdvanceClock(ThreadState& t) {
   if (t.cpu_ns >= 0)
     t.clock_ps +=
         static_cast<std::int64_t>(static_cast<double>(now - t.cpu_ns) * 1000.0 * s.host_time_scale);
+
   t.cpu_ns = now;
 }
 
 int SubmitLocked(ThreadState& t, const wire::WireOp& op, int device) {
+  Start();
   if (Captured(t, op, device)) return cudaSuccess;
   AdvanceClock(t);
   if (t.batch_device != device && !t.batch.empty() && !SendBatch(t)) return cudaErrorUnknown;
   t.batch_device = device;
   t.batch.push_back(op);
-  t.batch.back().host_ps = t.clock_ps;
+  t.batch.back().host_ps = t.clock_ps.load();
   if (t.batch.size() >= kMaxBatch && !SendBatch(t)) return cudaErrorUnknown;
   return cudaSuccess;
 }
@@ -240,13 +328,13 @@ void SetCurrentDevice(int device) { State().device = device; }
 
 int Submit(const wire::WireOp& op, int device) {
   ThreadState& t = State();
-  std::lock_guard<std::mutex> lock(t.mu);
+  std::lock_guard<RawMutex> lock(t.mu);
   return SubmitLocked(t, op, device < 0 ? t.device : device);
 }
 
 int Call(const wire::WireOp& op, int device, wire::Reply* reply) {
   ThreadState& t = State();
-  std::lock_guard<std::mutex> lock(t.mu);
+  std::lock_guard<RawMutex> lock(t.mu);
   if (IsCapturing(device < 0 ? t.device : device, op.stream))
     return cudaErrorStreamCaptureUnsupported;  // nothing may wait on a capturing stream
   wire::WireOp waiting = op;
@@ -256,9 +344,10 @@ int Call(const wire::WireOp& op, int device, wire::Reply* reply) {
   wire::Reply r;
   std::string fatal;
   if (!t.client.ReadReply(r, &fatal)) RunEnded(t, std::move(fatal));
-  t.clock_ps = std::max(t.clock_ps, r.host_time_ps);
+  RaiseClock(t, r.host_time_ps);
+  const std::int64_t clock = t.clock_ps.load();
   std::int64_t seen = process_time.load();
-  while (seen < t.clock_ps && !process_time.compare_exchange_weak(seen, t.clock_ps)) {
+  while (seen < clock && !process_time.compare_exchange_weak(seen, clock)) {
   }
   if (reply) *reply = r;
   return r.status;
@@ -266,13 +355,13 @@ int Call(const wire::WireOp& op, int device, wire::Reply* reply) {
 
 void Flush() {
   ThreadState& t = State();
-  std::lock_guard<std::mutex> lock(t.mu);
+  std::lock_guard<RawMutex> lock(t.mu);
   SendBatch(t);
 }
 
 std::uint32_t Intern(const std::string& name) {
   ThreadState& t = State();
-  std::lock_guard<std::mutex> lock(t.mu);
+  std::lock_guard<RawMutex> lock(t.mu);
   auto it = t.names.find(name);
   if (it != t.names.end()) return it->second;
   const auto id = static_cast<std::uint32_t>(t.names.size() + 1);  // 0 means "no name"
@@ -284,17 +373,17 @@ std::uint32_t Intern(const std::string& name) {
 
 std::string NameOf(std::uint32_t id) {
   ThreadState& t = State();
-  std::lock_guard<std::mutex> lock(t.mu);
+  std::lock_guard<RawMutex> lock(t.mu);
   return id < t.names_by_id.size() ? t.names_by_id[id] : std::string();
 }
 
 bool BeginCapture(int device, std::int32_t stream) {
-  std::lock_guard<std::mutex> lock(capture_mu);
+  std::lock_guard<RawMutex> lock(capture_mu);
   return Capturing().emplace(std::make_pair(device, stream), std::make_shared<Capture>()).second;
 }
 
 bool EndCapture(int device, std::int32_t stream, std::vector<CapturedOp>* ops) {
-  std::lock_guard<std::mutex> lock(capture_mu);
+  std::lock_guard<RawMutex> lock(capture_mu);
   auto it = Capturing().find({device, stream});
   if (it == Capturing().end()) return false;
   const std::shared_ptr<Capture> capture = it->second;
@@ -307,10 +396,119 @@ bool EndCapture(int device, std::int32_t stream, std::vector<CapturedOp>* ops) {
 }
 
 bool IsCapturing(int device, std::int32_t stream) {
-  std::lock_guard<std::mutex> lock(capture_mu);
+  std::lock_guard<RawMutex> lock(capture_mu);
   return Capturing().count({device, stream}) > 0;
 }
 
-std::int64_t ThreadTime() { return State().clock_ps; }
+std::int64_t ThreadTime() { return State().clock_ps.load(); }
+
+void* ThreadCreated() {
+  ThreadState& creator = State();
+  ThreadState* child = NewThread(creator.clock_ps.load());
+  std::uint32_t version = 0;
+  {
+    std::lock_guard<RawMutex> lock(child->host_mu);
+    version = NextVersion(*child);
+  }
+  std::lock_guard<RawMutex> lock(creator.mu);
+  Report(creator, *child, wire::HostState::kRunning, child->clock_ps.load(), version);
+  return child;
+}
+
+void ThreadAdopt(void* handle) { adopted = static_cast<ThreadState*>(handle); }
+
+void ThreadExited(void* handle) {
+  auto& t = *static_cast<ThreadState*>(handle);
+  std::uint32_t version = 0;
+  {
+    std::lock_guard<RawMutex> lock(t.host_mu);
+    t.exited = true;
+    version = NextVersion(t);
+  }
+  std::lock_guard<RawMutex> lock(t.mu);
+  SendBatch(t);
+  Report(t, t, wire::HostState::kExited, t.clock_ps.load(), version);
+}
+
+void* ThreadSelf() { return &State(); }
+
+int ThreadEnded(void* handle) {
+  auto& t = *static_cast<ThreadState*>(handle);
+  std::lock_guard<RawMutex> lock(t.host_mu);
+  return t.exited ? 1 : 0;
+}
+
+std::int64_t ThreadClock(void* handle) {
+  return static_cast<ThreadState*>(handle)->clock_ps.load();
+}
+
+namespace {
+void Block(wire::HostState state) {
+  ThreadState& t = State();
+  std::lock_guard<RawMutex> lock(t.mu);
+  SendBatch(t);  // what it enqueued before it waits is Myriad's to run meanwhile
+  std::uint32_t version = 0;
+  {
+    std::lock_guard<RawMutex> host(t.host_mu);
+    t.blocked = true;
+    version = NextVersion(t);
+  }
+  Report(t, t, state, t.clock_ps.load(), version);
+}
+}  // namespace
+
+void HostBlock() { Block(wire::HostState::kBlocked); }
+void HostWaitOutside() { Block(wire::HostState::kOutside); }
+
+void HostResume(std::int64_t at) {
+  ThreadState& t = State();
+  RaiseClock(t, at);
+  std::uint32_t version = 0;
+  {
+    std::lock_guard<RawMutex> host(t.host_mu);
+    if (!t.blocked) return;  // a waker already said it runs
+    t.blocked = false;
+    version = NextVersion(t);
+  }
+  std::lock_guard<RawMutex> lock(t.mu);
+  Report(t, t, wire::HostState::kRunning, t.clock_ps.load(), version);
+}
+
+void HostWake(void* handle, std::int64_t at) {
+  auto& target = *static_cast<ThreadState*>(handle);
+  ThreadState& waker = State();
+  if (&target == &waker) return;
+  std::uint32_t version = 0;
+  {
+    std::lock_guard<RawMutex> host(target.host_mu);
+    if (!target.blocked) return;
+    RaiseClock(target, std::max(at, waker.clock_ps.load()));
+    target.blocked = false;
+    version = NextVersion(target);
+  }
+  std::lock_guard<RawMutex> lock(waker.mu);
+  Report(waker, target, wire::HostState::kRunning, target.clock_ps.load(), version);
+}
+
+void SleepUntil(std::int64_t deadline) {
+  ThreadState& t = State();
+  std::lock_guard<RawMutex> lock(t.mu);
+  SendBatch(t);
+  if (!Connected(t)) return;
+  std::uint32_t version = 0;
+  {
+    std::lock_guard<RawMutex> host(t.host_mu);
+    version = NextVersion(t);
+  }
+  Report(t, t, wire::HostState::kSleeping, deadline, version);
+  wire::Reply r;
+  std::string fatal;
+  if (!t.client.ReadReply(r, &fatal)) RunEnded(t, std::move(fatal));
+  RaiseClock(t, std::max(deadline, r.host_time_ps));
+}
+
+std::int64_t StartTime(int realtime) {
+  return process_started.load(std::memory_order_acquire) ? start_ns[realtime != 0].load() : -1;
+}
 
 }  // namespace myriad::shim

@@ -2,6 +2,8 @@
 // host thread, ops batched until something must wait for an answer.
 #pragma once
 
+#include <pthread.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,6 +12,17 @@
 #include "protocol/wire.h"
 
 namespace myriad::shim {
+
+// A mutex the preload library's pthread wrappers do not see (glibc's own entry points), for
+// the shim's state: the wrappers call into the shim, which must not wait on itself.
+class RawMutex {
+ public:
+  void lock();
+  void unlock();
+
+ private:
+  pthread_mutex_t m_ = PTHREAD_MUTEX_INITIALIZER;
+};
 
 // Launch settings read once from the environment `myriad run` sets.
 struct Settings {
@@ -61,6 +74,20 @@ struct CapturedOp {
 bool EndCapture(int device, std::int32_t stream, std::vector<CapturedOp>* ops);
 bool IsCapturing(int device, std::int32_t stream);
 std::int64_t ThreadTime();
+
+// Host threads (common/client_api.h describes each).
+void* ThreadCreated();
+void ThreadAdopt(void* handle);
+void ThreadExited(void* handle);
+void* ThreadSelf();
+int ThreadEnded(void* handle);
+std::int64_t ThreadClock(void* handle);
+void HostBlock();
+void HostWaitOutside();
+void HostResume(std::int64_t at);
+void HostWake(void* handle, std::int64_t at);
+void SleepUntil(std::int64_t deadline);
+std::int64_t StartTime(int realtime);
 
 const ClientTable& Table();
 

@@ -370,7 +370,7 @@ void SetLastErrorFromUnsupported(int error) { last_error = static_cast<cudaError
 }  // namespace
 
 const ClientTable& Table() {
-  static const ClientTable table = {2,
+  static const ClientTable table = {3,
                                     SubmitForTable,
                                     CallForTable,
                                     InternForTable,
@@ -379,7 +379,19 @@ const ClientTable& Table() {
                                     ThreadTime,
                                     GetSettings().process,
                                     GetSettings().devices,
-                                    Flush};
+                                    Flush,
+                                    ThreadCreated,
+                                    ThreadAdopt,
+                                    ThreadExited,
+                                    ThreadSelf,
+                                    ThreadEnded,
+                                    ThreadClock,
+                                    HostBlock,
+                                    HostWaitOutside,
+                                    HostResume,
+                                    HostWake,
+                                    SleepUntil,
+                                    StartTime};
   return table;
 }
 

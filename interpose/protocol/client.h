@@ -71,6 +71,11 @@ class Client {
     payload.append(reinterpret_cast<const char*>(ops), count * sizeof(WireOp));
     return SendFrame(FrameType::kOps, payload);
   }
+  bool SendThread(const ThreadState& state) {
+    std::string payload;
+    Append(payload, state);
+    return SendFrame(FrameType::kThread, payload);
+  }
   // Waits for the next frame; a kFatal frame's text lands in `fatal`.
   bool ReadReply(Reply& reply, std::string* fatal = nullptr) {
     FrameHeader header{};

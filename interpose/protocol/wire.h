@@ -3,8 +3,9 @@
 // libc and libstdc++ to speak it.
 //
 // A connection carries frames: FrameHeader followed by `length` bytes of payload.
-//   client -> server: kHello once, then kNames and kOps frames; a kOps frame whose last op has
-//                     kWantsReply set is answered by one kReply frame before the client goes on.
+//   client -> server: kHello once, then kNames, kOps and kThread frames; a kOps frame whose
+//                     last op has kWantsReply set, and a kThread frame of a thread that sleeps,
+//                     are answered by one kReply frame before the client goes on.
 //   server -> client: kReply, or kFatal (one line of text) when the run has failed.
 // Every frame is at most kMaxFrameBytes; the server drops a connection that sends more.
 #pragma once
@@ -17,15 +18,34 @@
 namespace myriad::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4452594d;  // "MYRD"
-inline constexpr std::uint32_t kVersion = 2;
+inline constexpr std::uint32_t kVersion = 3;
 inline constexpr std::uint32_t kMaxFrameBytes = 1u << 20;
 
 enum class FrameType : std::uint32_t {
   kHello = 1,
-  kNames = 2,  // interned strings: repeated {u32 id, u32 length, bytes}
-  kOps = 3,    // {i32 device, u32 count} then count WireOps
-  kReply = 4,  // Reply
-  kFatal = 5,  // text
+  kNames = 2,   // interned strings: repeated {u32 id, u32 length, bytes}
+  kOps = 3,     // {i32 device, u32 count} then count WireOps
+  kReply = 4,   // Reply
+  kFatal = 5,   // text
+  kThread = 6,  // ThreadState: a host thread started, waits on the host, resumed, or ended
+};
+
+// A host thread's state, as its process sees it. Sent by the thread itself, or by the thread
+// that wakes it (before that one goes on), or by the thread that creates it; `version` orders
+// the reports about one thread, which may come over different connections.
+enum class HostState : std::int32_t {
+  kRunning = 0,  // may send ops from `time` on
+  kBlocked = 1,  // waits on the host for another thread (a barrier, a condition, a join)
+  kExited = 2,
+  kSleeping = 3,  // sleeps until `time` (virtual): Myriad answers with a kReply at that time
+  kOutside = 4,   // waits on something Myriad does not see (a file descriptor)
+};
+struct ThreadState {
+  std::uint32_t thread = 0;
+  std::uint32_t version = 0;
+  HostState state = HostState::kRunning;
+  std::int32_t reserved = 0;
+  std::int64_t time = 0;
 };
 
 struct FrameHeader {
@@ -111,6 +131,8 @@ inline std::uint32_t MaxPayload(FrameType type) {
       return sizeof(Hello);
     case FrameType::kReply:
       return sizeof(Reply);
+    case FrameType::kThread:
+      return sizeof(ThreadState);
     case FrameType::kNames:
     case FrameType::kOps:
     case FrameType::kFatal:

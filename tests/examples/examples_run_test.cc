@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -69,17 +70,27 @@ TEST(ExamplesRunTest, CollectiveBenchOneProcessEightGpus) {
       "scenarios/dgx-h100.toml");
 }
 
-// Two host threads of one process driving GPUs are refused with the reason (not a hang, not
-// a process killed by SIGPIPE without a word): the process prints it and so does myriad.
-TEST(ExamplesRunTest, ASecondHostThreadIsRefusedWithTheReason) {
-  const auto [status, out] = myriad::testing::RunCommand(
-      std::string(MYRIAD_BINARY) +
-      " run scenarios/h100-x16.toml --processes 1 --devices-per-process 2 --timeout 60 -- " +
-      kBench + " -t 2 -b 8 -e 64M 2>&1");
-  EXPECT_NE(status, 0) << out;
-  EXPECT_THAT(out, HasSubstr("myriad: the run ended: process 0: a second host thread called CUDA"));
-  EXPECT_THAT(out, HasSubstr("myriad: error: process 0: a second host thread called CUDA"));
-  EXPECT_THAT(out, Not(HasSubstr("timed out")));
+// nccl-tests' -t 2 -g 4: two host threads of one process, each driving four GPUs, meeting at
+// a barrier (a mutex and a condition variable) before each timed loop. It gives what one
+// thread driving eight GPUs gives, and ten runs in a row are byte-identical; none hangs.
+TEST(ExamplesRunTest, SeveralHostThreadsPerProcessAreDeterministic) {
+  ExpectMatchesCollective("--processes 1 --devices-per-process 8 --timeout 120 -- " + kBench +
+                              kBenchArgs + " -t 2 -g 4",
+                          "scenarios/dgx-h100.toml");
+  std::string first;
+  for (int run = 0; run < 10; ++run) {
+    const std::string report =
+        ::testing::TempDir() + "myriad_threads_" + std::to_string(run) + ".json";
+    const auto [status, out] = myriad::testing::RunCommand(
+        std::string(MYRIAD_BINARY) +
+        " run scenarios/dgx-h100.toml --devices-per-process 8 --timeout 120 --report " + report +
+        " -- " + kBench + kBenchArgs + " -t 2 -g 4 2>&1");
+    ASSERT_EQ(status, 0) << "run " << run << "\n" << out;
+    std::ifstream in(report);
+    const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (run == 0) first = json;
+    EXPECT_EQ(json, first) << "run " << run << " differs";
+  }
 }
 
 TEST(ExamplesRunTest, ScenarioLaunchSectionRunsItsCommand) {

@@ -64,16 +64,13 @@ std::int64_t FakeThreadTime() { return 0; }
 int flushes = 0;
 void FakeFlush() { ++flushes; }
 
-const ClientTable kTable = {2,
-                            FakeSubmit,
-                            FakeCall,
-                            FakeIntern,
-                            FakeCurrentDevice,
-                            FakeStreamId,
+const ClientTable kTable = {2, FakeSubmit, FakeCall, FakeIntern, FakeCurrentDevice, FakeStreamId,
                             FakeThreadTime,
                             /*process=*/3,
-                            /*devices=*/8,
-                            FakeFlush};
+                            /*devices=*/8, FakeFlush,
+                            // host threads: the NCCL shim never calls them
+                            nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                            nullptr, nullptr, nullptr, nullptr};
 
 cudaStream_t Stream(int id) {
   return reinterpret_cast<cudaStream_t>(static_cast<std::intptr_t>(id));

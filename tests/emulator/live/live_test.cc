@@ -154,26 +154,45 @@ TEST(LiveServerTest, AProcessThatExitedStillHasAllItsOpsRun) {
   EXPECT_EQ(result->total_time, (1 + 10 * kKernels) * kUs);
 }
 
-// A second host thread of a process is refused, and its ranks fail with the reason.
-TEST(LiveServerTest, ASecondConnectionOfAProcessFailsItsRanks) {
+// Host threads of one process connect on their own; one that waits on another (reported
+// blocked) holds nothing, and a sleep is answered when virtual time reaches its deadline.
+TEST(LiveServerTest, HostThreadsReportWaitsAndSleeps) {
   LiveOptions options;
+  options.placement = {{0, 2}};
   auto workload = LiveWorkload::Start(options);
   ASSERT_TRUE(workload.ok());
-  std::thread process([path = (*workload)->socket_path()] {
+  std::int64_t woke_at = -1, synced_at = -1;
+  std::thread process([&, path = (*workload)->socket_path()] {
     wire::Client main_thread, worker;
     ASSERT_TRUE(main_thread.Connect(path));
-    ASSERT_TRUE(main_thread.SendHello(0, 1));
+    ASSERT_TRUE(main_thread.SendHello(0, 2));
+    // Thread 0 announces thread 1, then waits for it on the host (a join, say).
+    wire::ThreadState announce{1, 1, wire::HostState::kRunning, 0, 0};
+    ASSERT_TRUE(main_thread.SendThread(announce));
+    wire::ThreadState waits{0, 1, wire::HostState::kBlocked, 0, 0};
+    ASSERT_TRUE(main_thread.SendThread(waits));
+    // Thread 1 runs a kernel on device 1, sleeps 500 us, then synchronises.
     ASSERT_TRUE(worker.Connect(path));
-    ASSERT_TRUE(worker.SendHello(0, 1));
+    ASSERT_TRUE(worker.SendHello(0, 2));
+    ASSERT_TRUE(worker.SendNames({{1, "gemm"}}));
+    const wire::WireOp kernel = Kernel(1, 100);
+    ASSERT_TRUE(worker.SendOps(1, &kernel, 1, 1, 0));
+    wire::ThreadState sleeps{1, 2, wire::HostState::kSleeping, 0, 500 * kUs};
+    ASSERT_TRUE(worker.SendThread(sleeps));
     wire::Reply reply;
-    std::string fatal;
-    EXPECT_FALSE(worker.ReadReply(reply, &fatal));
-    EXPECT_THAT(fatal, HasSubstr("a second host thread called CUDA"));
+    ASSERT_TRUE(worker.ReadReply(reply));
+    woke_at = reply.host_time_ps;
+    const wire::WireOp sync = Sync(OpKind::kDeviceSync);
+    ASSERT_TRUE(worker.SendOps(1, &sync, 1, 1, woke_at));
+    ASSERT_TRUE(worker.ReadReply(reply));
+    synced_at = reply.host_time_ps;
   });
   auto result = RunEngine(**workload, netmodel::testing::DgxCluster("h100-sxm", 1), Options());
   process.join();
-  ASSERT_FALSE(result.ok());
-  EXPECT_THAT(result.status().message(), HasSubstr("process 0: a second host thread called CUDA"));
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(woke_at, 500 * kUs);     // the sleep's deadline, not sooner, whatever the wall clock
+  EXPECT_EQ(synced_at, 500 * kUs);   // the kernel [1, 101] was long done
+  EXPECT_EQ(result->world_size, 1);  // GPU 1 only: nothing used GPU 0
 }
 
 TEST(LiveServerTest, ABadClientIsDroppedAndItsRanksFail) {

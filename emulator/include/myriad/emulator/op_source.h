@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,10 @@ class OpSource {
   // driving host thread's clock), or the largest SimTime when that thread is blocked waiting
   // for the engine and so cannot hold time back. `host` is the rank's clock.
   virtual SimTime HoldTime(SimTime host) { return host; }
+  // While pending and holding nothing: whether ops may still come however long the engine
+  // has nothing else to do (a thread of the process waits on something the engine does not
+  // see). The engine then waits for them instead of reporting a deadlock.
+  virtual bool MayResume() { return false; }
   virtual void SetWakeup(std::function<void()> wakeup) { (void)wakeup; }
   // Called after an op with `wants_reply`, with what the process must be told.
   virtual void Reply(const Op& op, const OpReply& reply) {
@@ -61,6 +66,11 @@ class Workload {
   virtual std::string description() const = 0;
   // The ops of one logical rank, generated or read lazily.
   virtual Result<std::unique_ptr<OpSource>> OpenRank(int rank) = 0;
+  // Host timers (live processes' sleeps): the earliest one's virtual time, or the largest
+  // SimTime when there is none; the engine fires them in time order with its events, and
+  // FireTimers(now) answers every one due by `now`.
+  virtual SimTime NextTimer() { return std::numeric_limits<SimTime>::max(); }
+  virtual void FireTimers(SimTime now) { (void)now; }
 };
 
 }  // namespace myriad::emulator

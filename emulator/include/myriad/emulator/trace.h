@@ -78,6 +78,8 @@ class RecordingWorkload : public Workload {
   NameTable& names() override { return inner_.names(); }
   std::string description() const override { return inner_.description(); }
   Result<std::unique_ptr<OpSource>> OpenRank(int rank) override;
+  SimTime NextTimer() override { return inner_.NextTimer(); }
+  void FireTimers(SimTime now) override { inner_.FireTimers(now); }
 
   // After the run: writes what was recorded, JSON Lines for ".jsonl", else binary.
   Status Write(const std::string& path);

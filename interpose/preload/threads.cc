@@ -1,0 +1,544 @@
+// Host threads under `myriad run`: the waits between a process's threads carry virtual time.
+//
+// Each host thread has its own virtual clock (kept by the cudart shim). Myriad's engine holds
+// virtual time back for every thread that could still send work, so it must know which
+// threads wait on the host for another one: those hold nothing, since whatever wakes them
+// runs no earlier than its waker. These wrappers report it (common/client_api.h):
+//   pthread_create   the child runs from its creator's clock (announced before it starts)
+//   pthread_exit / return from the start routine   the thread has ended
+//   pthread_join     waits; resumes at the later of its clock and the joined thread's end
+//   pthread_barrier_wait   waits; everyone leaves at the latest arrival's clock
+//   pthread_mutex_lock / unlock   a contended lock waits; a lock resumes at the latest
+//                                  unlock's clock (the holder's work happened before)
+//   pthread_cond_wait / timedwait / clockwait, signal / broadcast   waits; a signal wakes at
+//                                  the signaller's clock
+//   sleep, usleep, nanosleep, clock_nanosleep   virtual: the engine answers at the deadline
+//   poll, ppoll, select, pselect, epoll_wait, epoll_pwait, accept, accept4   wait (released
+//                                  by no thread Myriad sees: they resume at their own clock)
+// A waker reports the threads it wakes before it goes on, so Myriad never sees a process with
+// no running thread while one is about to run. A signal or unlock may wake any of several
+// waiters: all are reported running, and those that did not get it wait again within
+// kRecheck of real time (a timed wait that returns as a spurious wake-up, which POSIX allows).
+// Before the process's first CUDA call, and without Myriad's cudart, everything passes
+// straight through; so does everything the shim itself locks (its own mutexes bypass these).
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "preload/table.h"
+
+namespace {
+
+using myriad::preload::Next;
+using myriad::preload::ThreadTable;
+using Table = myriad::shim::ClientTable;
+
+// How long a waiter that may not have been the one woken waits before it looks again.
+constexpr long kRecheckNs = 20'000'000;
+// How long a contended lock waits before it reports waiting: a holder that lets go within it
+// never makes its process look idle.
+constexpr long kBriefNs = 1'000'000;
+
+// Inside a wrapper: calls it makes (the shim's, libc's) pass straight through.
+thread_local int depth = 0;
+struct Inside {
+  Inside() { ++depth; }
+  ~Inside() { --depth; }
+};
+
+// The table when this call should be tracked: under Myriad, and not from inside a wrapper.
+// (Before the process's first CUDA call too: a thread that waits then must not hold time.)
+const Table* Tracked() {
+  if (depth > 0) return nullptr;
+  Inside inside;
+  return ThreadTable();
+}
+bool Started(const Table* t) { return t->start_time(0) >= 0; }
+
+struct Libc {
+  int (*mutex_lock)(pthread_mutex_t*) = Next<decltype(mutex_lock)>("pthread_mutex_lock");
+  int (*mutex_trylock)(pthread_mutex_t*) = Next<decltype(mutex_trylock)>("pthread_mutex_trylock");
+  int (*mutex_timedlock)(pthread_mutex_t*, const timespec*) =
+      Next<decltype(mutex_timedlock)>("pthread_mutex_timedlock");
+  int (*mutex_unlock)(pthread_mutex_t*) = Next<decltype(mutex_unlock)>("pthread_mutex_unlock");
+  int (*mutex_destroy)(pthread_mutex_t*) = Next<decltype(mutex_destroy)>("pthread_mutex_destroy");
+  int (*cond_wait)(pthread_cond_t*,
+                   pthread_mutex_t*) = Next<decltype(cond_wait)>("pthread_cond_wait");
+  int (*cond_timedwait)(pthread_cond_t*, pthread_mutex_t*,
+                        const timespec*) = Next<decltype(cond_timedwait)>("pthread_cond_timedwait");
+  int (*cond_clockwait)(pthread_cond_t*, pthread_mutex_t*, clockid_t,
+                        const timespec*) = Next<decltype(cond_clockwait)>("pthread_cond_clockwait");
+  int (*cond_signal)(pthread_cond_t*) = Next<decltype(cond_signal)>("pthread_cond_signal");
+  int (*cond_broadcast)(pthread_cond_t*) = Next<decltype(cond_broadcast)>("pthread_cond_broadcast");
+  int (*barrier_init)(pthread_barrier_t*, const pthread_barrierattr_t*,
+                      unsigned) = Next<decltype(barrier_init)>("pthread_barrier_init");
+  int (*barrier_wait)(pthread_barrier_t*) = Next<decltype(barrier_wait)>("pthread_barrier_wait");
+  int (*create)(pthread_t*, const pthread_attr_t*, void* (*)(void*),
+                void*) = Next<decltype(create)>("pthread_create");
+  int (*join)(pthread_t, void**) = Next<decltype(join)>("pthread_join");
+  void (*exit)(void*) = Next<decltype(exit)>("pthread_exit");
+  int (*nanosleep)(const timespec*, timespec*) = Next<decltype(nanosleep)>("nanosleep");
+  int (*clock_nanosleep)(clockid_t, int, const timespec*,
+                         timespec*) = Next<decltype(clock_nanosleep)>("clock_nanosleep");
+  int (*poll)(pollfd*, nfds_t, int) = Next<decltype(poll)>("poll");
+  int (*ppoll)(pollfd*, nfds_t, const timespec*, const sigset_t*) = Next<decltype(ppoll)>("ppoll");
+  int (*select)(int, fd_set*, fd_set*, fd_set*, timeval*) = Next<decltype(select)>("select");
+  int (*pselect)(int, fd_set*, fd_set*, fd_set*, const timespec*,
+                 const sigset_t*) = Next<decltype(pselect)>("pselect");
+  int (*epoll_wait)(int, epoll_event*, int, int) = Next<decltype(epoll_wait)>("epoll_wait");
+  int (*epoll_pwait)(int, epoll_event*, int, int,
+                     const sigset_t*) = Next<decltype(epoll_pwait)>("epoll_pwait");
+  int (*accept)(int, sockaddr*, socklen_t*) = Next<decltype(accept)>("accept");
+  int (*accept4)(int, sockaddr*, socklen_t*, int) = Next<decltype(accept4)>("accept4");
+};
+const Libc& Real() {
+  static const Libc libc;
+  return libc;
+}
+
+// What the wrappers know about the program's synchronisation objects, under one lock (libc's
+// own, so it is never tracked).
+struct Barrier {
+  unsigned count = 0, arrived = 0;
+  std::int64_t latest = 0;
+  std::vector<void*> waiting;
+};
+struct Objects {
+  pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  std::unordered_map<const void*, std::int64_t> released;       // mutex -> latest unlock's clock
+  std::unordered_map<const void*, std::vector<void*>> waiters;  // mutex or cond -> threads
+  std::unordered_map<const void*, Barrier> barriers;
+  std::unordered_map<pthread_t, void*> threads;  // for joins
+};
+Objects& Objs() {
+  static auto* objects = new Objects();  // never destroyed: threads may outlive statics
+  return *objects;
+}
+struct Locked {
+  Locked() { Real().mutex_lock(&Objs().mu); }
+  ~Locked() { Real().mutex_unlock(&Objs().mu); }
+};
+
+std::int64_t Clock(const Table* t) { return t->thread_clock(t->thread_self()); }
+
+// The calling thread waits on `object` (objects locked): registered, then reported waiting.
+void WaitOn(const Table* t, const void* object) {
+  Objs().waiters[object].push_back(t->thread_self());
+  t->host_block();
+}
+void StopWaiting(const Table* t, const void* object) {
+  auto it = Objs().waiters.find(object);
+  if (it == Objs().waiters.end()) return;
+  auto& list = it->second;
+  list.erase(std::remove(list.begin(), list.end(), t->thread_self()), list.end());
+  if (list.empty()) Objs().waiters.erase(it);
+}
+// Every thread waiting on `object` runs again from `at` (objects locked).
+void WakeAll(const Table* t, const void* object, std::int64_t at) {
+  auto it = Objs().waiters.find(object);
+  if (it == Objs().waiters.end()) return;
+  for (void* waiter : it->second) t->host_wake(waiter, at);
+  Objs().waiters.erase(it);
+}
+std::int64_t Released(const void* mutex) {
+  auto it = Objs().released.find(mutex);
+  return it == Objs().released.end() ? 0 : it->second;
+}
+
+// The real time `ns` from now on CLOCK_REALTIME (the syscall: the wrapper is virtual).
+timespec RealIn(long ns) {
+  timespec ts{};
+  ::syscall(SYS_clock_gettime, CLOCK_REALTIME, &ts);
+  ts.tv_nsec += ns;
+  ts.tv_sec += ts.tv_nsec / 1'000'000'000;
+  ts.tv_nsec %= 1'000'000'000;
+  return ts;
+}
+
+// A thread the program starts, and what it runs.
+struct Start {
+  void* handle;
+  void* (*routine)(void*);
+  void* arg;
+};
+
+// The calling thread ends: whoever joins it runs again from its clock, reported before its
+// own end so that Myriad never sees the process idle in between.
+void Exiting(const Table* t) {
+  Inside inside;
+  {
+    Locked lock;
+    WakeAll(t, t->thread_self(), Clock(t));
+  }
+  t->thread_exited(t->thread_self());
+}
+
+void* Trampoline(void* p) {
+  const Start start = *static_cast<Start*>(p);
+  delete static_cast<Start*>(p);
+  const Table* t = ThreadTable();
+  if (t != nullptr) t->thread_adopt(start.handle);
+  void* result = start.routine(start.arg);
+  if (t != nullptr) Exiting(t);
+  return result;
+}
+
+std::int64_t Nanos(const timespec& ts) {
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Sleeps `ns` of virtual time once the process has made its first CUDA call; false if the
+// caller should sleep for real (before it, the host clock is real too).
+bool VirtualSleep(std::int64_t ns) {
+  const Table* t = Tracked();
+  if (t == nullptr || !Started(t)) return false;
+  Inside inside;
+  t->sleep_until(t->thread_time() + std::max<std::int64_t>(ns, 0) * 1000);
+  return true;
+}
+
+// A wait released by nothing Myriad sees (a file descriptor): the thread holds nothing while
+// in it and resumes at its own clock.
+template <typename F>
+auto Untracked(F wait) {
+  const Table* t = Tracked();
+  if (t == nullptr) return wait();
+  {
+    Inside inside;
+    t->host_wait_outside();
+  }
+  auto result = wait();
+  Inside inside;
+  t->host_resume(0);
+  return result;
+}
+
+}  // namespace
+
+extern "C" {
+
+#define MYRIAD_PRELOAD_EXPORT __attribute__((visibility("default")))
+
+MYRIAD_PRELOAD_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                                         void* (*routine)(void*), void* arg) {
+  const Table* t = depth == 0 ? ThreadTable() : nullptr;
+  if (t == nullptr) return Real().create(thread, attr, routine, arg);
+  Inside inside;
+  void* handle = t->thread_created();
+  auto* start = new Start{handle, routine, arg};
+  const int rc = Real().create(thread, attr, Trampoline, start);
+  if (rc != 0) {
+    delete start;
+    t->thread_exited(handle);  // it never ran
+    return rc;
+  }
+  Locked lock;
+  Objs().threads[*thread] = handle;
+  return 0;
+}
+
+MYRIAD_PRELOAD_EXPORT void pthread_exit(void* value) {
+  if (const Table* t = depth == 0 ? ThreadTable() : nullptr) Exiting(t);
+  Real().exit(value);
+  __builtin_unreachable();
+}
+
+MYRIAD_PRELOAD_EXPORT int pthread_join(pthread_t thread, void** value) {
+  const Table* t = Tracked();
+  if (t == nullptr) return Real().join(thread, value);
+  Inside inside;
+  void* joined = nullptr;
+  bool waits = false;
+  {
+    Locked lock;
+    auto it = Objs().threads.find(thread);
+    if (it != Objs().threads.end()) joined = it->second;
+    // Waits on the thread (its end wakes it); one that has ended already does not block it.
+    waits = joined != nullptr && !t->thread_ended(joined);
+    if (waits) WaitOn(t, joined);
+  }
+  const int rc = Real().join(thread, value);
+  if (waits) {
+    Locked lock;
+    StopWaiting(t, joined);
+  }
+  // The joined thread's work came first: the join ends no earlier than it did.
+  t->host_resume(rc == 0 && joined != nullptr ? t->thread_clock(joined) : 0);
+  if (rc == 0) {
+    Locked lock;
+    Objs().threads.erase(thread);
+  }
+  return rc;
+}
+
+MYRIAD_PRELOAD_EXPORT int pthread_barrier_init(pthread_barrier_t* barrier,
+                                               const pthread_barrierattr_t* attr, unsigned count) {
+  const int rc = Real().barrier_init(barrier, attr, count);
+  if (rc == 0) {
+    Inside inside;
+    Locked lock;
+    Objs().barriers[barrier] = Barrier{count, 0, 0, {}};
+  }
+  return rc;
+}
+
+MYRIAD_PRELOAD_EXPORT int pthread_barrier_wait(pthread_barrier_t* barrier) {
+  const Table* t = Tracked();
+  if (t == nullptr) return Real().barrier_wait(barrier);
+  Inside inside;
+  {
+    Locked lock;
+    auto it = Objs().barriers.find(barrier);
+    if (it != Objs().barriers.end() && it->second.count > 0) {
+      Barrier& b = it->second;
+      b.latest = std::max(b.latest, Clock(t));
+      if (++b.arrived == b.count) {
+        // The last to arrive releases everyone at the latest arrival's clock.
+        for (void* waiter : b.waiting) t->host_wake(waiter, b.latest);
+        t->host_resume(b.latest);
+        b = Barrier{b.count, 0, 0, {}};
+      } else {
+        b.waiting.push_back(t->thread_self());
+        t->host_block();
+      }
+    }
+  }
+  const int rc = Real().barrier_wait(barrier);
+  t->host_resume(0);  // its waker set its clock
+  return rc;
+}
+
+MYRIAD_PRELOAD_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex) {
+  const Table* t = Tracked();
+  if (t == nullptr) return Real().mutex_lock(mutex);
+  Inside inside;
+  int rc = Real().mutex_trylock(mutex);
+  if (rc == EBUSY) {
+    // Most holders let go at once (a condition wait releases its mutex inside libc, where no
+    // wrapper sees it): a short real wait first, still counted as running.
+    const timespec soon = RealIn(kBriefNs);
+    rc = Real().mutex_timedlock(mutex, &soon);
+    if (rc == ETIMEDOUT) rc = EBUSY;
+  }
+  while (rc == EBUSY) {
+    // Contended: it waits on the holder, holding nothing; an unlock wakes it.
+    {
+      Locked lock;
+      WaitOn(t, mutex);
+    }
+    const timespec deadline = RealIn(kRecheckNs);
+    rc = Real().mutex_timedlock(mutex, &deadline);
+    {
+      Locked lock;
+      StopWaiting(t, mutex);
+    }
+    if (rc == ETIMEDOUT) rc = EBUSY;  // not its turn yet: wait again (reported again)
+  }
+  if (!Started(t)) {
+    t->host_resume(0);  // clocks are all real until the first CUDA call
+    return rc;
+  }
+  std::int64_t released = 0;
+  {
+    Locked lock;
+    released = Released(mutex);
+  }
+  t->host_resume(released);
+  return rc;
+}
+
+MYRIAD_PRELOAD_EXPORT int pthread_mutex_unlock(pthread_mutex_t* mutex) {
+  const Table* t = Tracked();
+  if (t == nullptr) return Real().mutex_unlock(mutex);
+  Inside inside;
+  {
+    Locked lock;
+    const std::int64_t now = Clock(t);
+    if (Started(t)) {
+      std::int64_t& released = Objs().released[mutex];
+      released = std::max(released, now);
+    }
+    WakeAll(t, mutex, now);
+  }
+  return Real().mutex_unlock(mutex);
+}
+
+MYRIAD_PRELOAD_EXPORT int pthread_mutex_destroy(pthread_mutex_t* mutex) {
+  if (depth == 0 && ThreadTable() != nullptr) {
+    Inside inside;
+    Locked lock;
+    Objs().released.erase(mutex);
+    Objs().waiters.erase(mutex);
+  }
+  return Real().mutex_destroy(mutex);
+}
+
+// A condition wait: the mutex is released at the waiter's clock; a signal wakes it at the
+// signaller's; re-taking the mutex resumes it no earlier than the latest unlock.
+static int CondWait(const Table* t, pthread_cond_t* cond, pthread_mutex_t* mutex,
+                    const timespec* real_deadline) {
+  {
+    Locked lock;
+    std::int64_t& released = Objs().released[mutex];
+    released = std::max(released, Clock(t));
+    WaitOn(t, cond);
+  }
+  const timespec recheck = RealIn(kRecheckNs);
+  const timespec* until =
+      real_deadline != nullptr && Nanos(*real_deadline) < Nanos(recheck) ? real_deadline : &recheck;
+  int rc = Real().cond_timedwait(cond, mutex, until);
+  if (rc == ETIMEDOUT && until == &recheck) rc = 0;  // a spurious wake-up: the caller looks again
+  std::int64_t released = 0;
+  {
+    Locked lock;
+    StopWaiting(t, cond);
+    released = Released(mutex);
+  }
+  t->host_resume(released);
+  return rc;
+}
+
+MYRIAD_PRELOAD_EXPORT int pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex) {
+  const Table* t = Tracked();
+  if (t == nullptr) return Real().cond_wait(cond, mutex);
+  Inside inside;
+  return CondWait(t, cond, mutex, nullptr);
+}
+
+// Timed waits keep their real deadline (the program computed it from its clock, which is
+// virtual: the remaining time is taken as real time). docs/run.md says what this means.
+static timespec RealFromVirtual(const Table* t, clockid_t clock, const timespec* abstime) {
+  timespec now{};
+  ::clock_gettime(clock, &now);  // the program's (virtual) clock
+  const std::int64_t left = std::max<std::int64_t>(0, Nanos(*abstime) - Nanos(now));
+  (void)t;
+  return RealIn(static_cast<long>(std::min<std::int64_t>(left, 1'000'000'000'000)));
+}
+
+MYRIAD_PRELOAD_EXPORT int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
+                                                 const timespec* abstime) {
+  const Table* t = Tracked();
+  if (t == nullptr) return Real().cond_timedwait(cond, mutex, abstime);
+  Inside inside;
+  const timespec deadline = RealFromVirtual(t, CLOCK_REALTIME, abstime);
+  return CondWait(t, cond, mutex, &deadline);
+}
+
+MYRIAD_PRELOAD_EXPORT int pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
+                                                 clockid_t clock, const timespec* abstime) {
+  const Table* t = Tracked();
+  if (t == nullptr) return Real().cond_clockwait(cond, mutex, clock, abstime);
+  Inside inside;
+  const timespec deadline = RealFromVirtual(t, clock, abstime);
+  return CondWait(t, cond, mutex, &deadline);
+}
+
+MYRIAD_PRELOAD_EXPORT int pthread_cond_signal(pthread_cond_t* cond) {
+  // Any waiter may be the one woken: all are reported running; the others wait again.
+  if (const Table* t = Tracked()) {
+    Inside inside;
+    Locked lock;
+    WakeAll(t, cond, Clock(t));
+  }
+  return Real().cond_signal(cond);
+}
+
+MYRIAD_PRELOAD_EXPORT int pthread_cond_broadcast(pthread_cond_t* cond) {
+  if (const Table* t = Tracked()) {
+    Inside inside;
+    Locked lock;
+    WakeAll(t, cond, Clock(t));
+  }
+  return Real().cond_broadcast(cond);
+}
+
+// ---- Sleeps: virtual once the process has made its first CUDA call ----
+MYRIAD_PRELOAD_EXPORT int nanosleep(const timespec* request, timespec* remain) {
+  if (request != nullptr && request->tv_nsec >= 0 && request->tv_nsec < 1'000'000'000 &&
+      VirtualSleep(Nanos(*request))) {
+    if (remain != nullptr) *remain = timespec{};
+    return 0;
+  }
+  return Real().nanosleep(request, remain);
+}
+
+MYRIAD_PRELOAD_EXPORT int clock_nanosleep(clockid_t clock, int flags, const timespec* request,
+                                          timespec* remain) {
+  const Table* tracked = Tracked();
+  if (request != nullptr && (clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC) &&
+      tracked != nullptr && Started(tracked)) {
+    std::int64_t ns = Nanos(*request);
+    if (flags & TIMER_ABSTIME) {
+      timespec now{};
+      ::clock_gettime(clock, &now);  // virtual
+      ns -= Nanos(now);
+    }
+    if (VirtualSleep(ns)) {
+      if (remain != nullptr) *remain = timespec{};
+      return 0;
+    }
+  }
+  return Real().clock_nanosleep(clock, flags, request, remain);
+}
+
+MYRIAD_PRELOAD_EXPORT int usleep(useconds_t us) {
+  if (VirtualSleep(static_cast<std::int64_t>(us) * 1000)) return 0;
+  const timespec ts{static_cast<time_t>(us / 1'000'000), static_cast<long>(us % 1'000'000) * 1000};
+  return Real().nanosleep(&ts, nullptr);
+}
+
+MYRIAD_PRELOAD_EXPORT unsigned sleep(unsigned seconds) {
+  if (VirtualSleep(static_cast<std::int64_t>(seconds) * 1'000'000'000)) return 0;
+  timespec ts{static_cast<time_t>(seconds), 0}, left{};
+  if (Real().nanosleep(&ts, &left) != 0) return static_cast<unsigned>(left.tv_sec);
+  return 0;
+}
+
+// ---- Waits on file descriptors ----
+MYRIAD_PRELOAD_EXPORT int poll(pollfd* fds, nfds_t n, int timeout) {
+  if (timeout == 0) return Real().poll(fds, n, timeout);
+  return Untracked([&] { return Real().poll(fds, n, timeout); });
+}
+MYRIAD_PRELOAD_EXPORT int ppoll(pollfd* fds, nfds_t n, const timespec* timeout,
+                                const sigset_t* mask) {
+  if (timeout != nullptr && Nanos(*timeout) == 0) return Real().ppoll(fds, n, timeout, mask);
+  return Untracked([&] { return Real().ppoll(fds, n, timeout, mask); });
+}
+MYRIAD_PRELOAD_EXPORT int select(int n, fd_set* r, fd_set* w, fd_set* e, timeval* timeout) {
+  if (timeout != nullptr && timeout->tv_sec == 0 && timeout->tv_usec == 0)
+    return Real().select(n, r, w, e, timeout);
+  return Untracked([&] { return Real().select(n, r, w, e, timeout); });
+}
+MYRIAD_PRELOAD_EXPORT int pselect(int n, fd_set* r, fd_set* w, fd_set* e, const timespec* timeout,
+                                  const sigset_t* mask) {
+  if (timeout != nullptr && Nanos(*timeout) == 0) return Real().pselect(n, r, w, e, timeout, mask);
+  return Untracked([&] { return Real().pselect(n, r, w, e, timeout, mask); });
+}
+MYRIAD_PRELOAD_EXPORT int epoll_wait(int fd, epoll_event* events, int n, int timeout) {
+  if (timeout == 0) return Real().epoll_wait(fd, events, n, timeout);
+  return Untracked([&] { return Real().epoll_wait(fd, events, n, timeout); });
+}
+MYRIAD_PRELOAD_EXPORT int epoll_pwait(int fd, epoll_event* events, int n, int timeout,
+                                      const sigset_t* mask) {
+  if (timeout == 0) return Real().epoll_pwait(fd, events, n, timeout, mask);
+  return Untracked([&] { return Real().epoll_pwait(fd, events, n, timeout, mask); });
+}
+MYRIAD_PRELOAD_EXPORT int accept(int fd, sockaddr* addr, socklen_t* length) {
+  return Untracked([&] { return Real().accept(fd, addr, length); });
+}
+MYRIAD_PRELOAD_EXPORT int accept4(int fd, sockaddr* addr, socklen_t* length, int flags) {
+  return Untracked([&] { return Real().accept4(fd, addr, length, flags); });
+}
+
+}  // extern "C"
