@@ -93,6 +93,7 @@ int RunReplay(const std::vector<std::string>& args, std::ostream& out, std::ostr
                                std::string(netmodel::ToString(options.fidelity)),
                                &scenario->cluster,
                                {},
+                               {},
                                {}};
   const int status = FinishRun(*result, context, flags, out, err);
   return status != kExitOk ? status : GateAgainstBaseline(*result, context, flags, out, err);

@@ -143,6 +143,7 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
                                std::string(netmodel::ToString(options.fidelity)),
                                &cluster,
                                {},
+                               {},
                                {}};
   context.extra = {
       {"gpus", fmt::format("{}", cluster.total_gpus())},

@@ -98,6 +98,7 @@ struct LiveState {
   std::mutex mu;
   std::vector<ProcessState> processes;
   std::set<Timer> timers;
+  std::uint64_t bytes_read_back = 0;  // device-to-host copies: the program reads zeros
 };
 
 // The ops of one GPU: one logical rank, fed by the process that uses it.
@@ -386,6 +387,10 @@ class Server : public LiveWorkload {
     }
     for (int p : woken) PokeProcess(p);
   }
+  std::uint64_t bytes_read_back() const override {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    return state_.bytes_read_back;
+  }
   bool WasTold(int process) const override {
     std::lock_guard<std::mutex> lock(told_mu_);
     return process >= 0 && static_cast<size_t>(process) < told_.size() &&
@@ -544,7 +549,7 @@ class Server : public LiveWorkload {
   bool stopped_ = false;
   NameTable names_;
   std::vector<CommunicatorSpec> comms_;
-  LiveState state_;
+  mutable LiveState state_;
   std::vector<std::shared_ptr<LiveSource>> sources_;  // one per GPU any process sees
   std::vector<bool> source_handed_out_;
   // Per process (I/O thread only): its open connections (one per host thread that spoke),
@@ -715,8 +720,13 @@ void Connection::Fail(const std::string& why) {
 
 void LiveSource::PushLocked(const wire::OpsHeader& header, const wire::WireOp* ops,
                             const std::shared_ptr<Connection>& from) {
-  for (std::uint32_t i = 0; i < header.count; ++i)
+  constexpr std::uint8_t kMemcpyKind = static_cast<std::uint8_t>(OpKind::kMemcpy);
+  constexpr std::uint8_t kDeviceToHost = static_cast<std::uint8_t>(MemcpyKind::kDeviceToHost);
+  for (std::uint32_t i = 0; i < header.count; ++i) {
+    if (ops[i].kind == kMemcpyKind && ops[i].copy_kind == kDeviceToHost)
+      state_.bytes_read_back += ops[i].bytes;
     queue_.push_back({ops[i], header.thread, header.thread_time_ps, from});
+  }
 }
 
 Result<bool> LiveSource::Next(Op& op) {

@@ -143,6 +143,8 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
           fmt::format("  {}/{}\n", netmodel::ToString(c.algorithm), netmodel::ToString(c.protocol));
     }
   }
+  if (!context.notes.empty()) out += "\n";
+  for (const std::string& note : context.notes) out += "note: " + note + "\n";
   return out;
 }
 
@@ -221,8 +223,13 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
         i ? "," : "", r.rank, Us(r.end_time), Us(r.compute), Us(r.exposed_comm), Us(r.idle),
         r.peak_memory, r.ops);
   }
-  out += result.ranks.empty() ? "]\n" : "\n  ]\n";
-  out += "}\n";
+  out += result.ranks.empty() ? "]" : "\n  ]";
+  if (!context.notes.empty()) {
+    std::string notes;
+    for (const std::string& note : context.notes) notes += (notes.empty() ? "" : ", ") + Json(note);
+    out += fmt::format(",\n  \"notes\": [{}]", notes);
+  }
+  out += "\n}\n";
   return out;
 }
 

@@ -34,6 +34,25 @@ TEST(RunTest, ProgramTimersShowVirtualTime) {
                              "error no error"));
   EXPECT_THAT(out, HasSubstr("10 x _Z4busyPf"));
   EXPECT_THAT(out, HasSubstr("peak memory"));
+  // What it read back is zeros, and the summary says so.
+  EXPECT_THAT(out, HasSubstr("note: 16 bytes were copied back from device memory and read as "
+                             "zeros"));
+}
+
+// Loops that wait for the clock end: before the first CUDA call on the real clock, after it
+// on the virtual one (exactly 50 sleeps of 100 us for 5 ms, every run); a thread's sleep
+// takes its virtual time while another waits for the GPU.
+TEST(RunTest, SleepLoopsEndAndSleepsTakeVirtualTime) {
+  for (int run = 0; run < 2; ++run) {
+    const auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 1 --timeout 60 -- " +
+                                      kPrograms + "/sleep_loop");
+    ASSERT_EQ(status, 0) << out;
+    EXPECT_THAT(out, HasSubstr("before CUDA: the loop ended (slept)"));
+    EXPECT_THAT(out, HasSubstr("after CUDA: 50 sleeps, 5.000 ms"));
+    // 2 ms of sleep on the second thread; the join ends when it does (the 300 us of kernels
+    // were done before).
+    EXPECT_THAT(out, HasSubstr("sleeper: 2.000 ms, main after join: 2.000 ms")) << out;
+  }
 }
 
 TEST(RunTest, RealHostClockCanBeChosen) {

@@ -363,7 +363,8 @@ TEST(EngineTest, SameInputsGiveByteIdenticalReports) {
     o.overlap_slowdown = 0.2;
     o.timeline_max_ranks = 4;
     RunResult result = RunOk(w, o);
-    RunContext context{"replay", "dgx", "dgx.toml", "test workload", "analytical", nullptr, {}, {}};
+    RunContext context{"replay", "dgx", "dgx.toml", "test workload", "analytical", nullptr,
+                       {},       {},    {}};
     return ReportJson(result, context) + TimelineJson(result, context) +
            FormatSummary(result, context);
   };

@@ -67,7 +67,7 @@ TEST(FlowEngineTest, CollectivesSharingANicSlowEachOtherDown) {
     const double slowdown = static_cast<double>(c.flow_mean) / static_cast<double>(c.duration);
     EXPECT_NEAR(slowdown, c.comm == "c" ? 1.0 : 2.0, 0.1) << c.comm;
   }
-  RunContext context{"replay", "test", "test.toml", "test workload", "flow", &cluster, {}, {}};
+  RunContext context{"replay", "test", "test.toml", "test workload", "flow", &cluster, {}, {}, {}};
   const std::string json = ReportJson(*flow, context);
   EXPECT_THAT(json, HasSubstr("\"model\": \"flow\""));
   EXPECT_THAT(json, HasSubstr("\"alone_us\": "));

@@ -3,6 +3,7 @@
 // logical rank fed by what its process sends.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,8 @@ class LiveWorkload : public Workload {
   virtual void Shutdown(const std::string& why) = 0;
   // Whether `process` was told the run had ended (after Stop()): its exit is a consequence.
   virtual bool WasTold(int process) const = 0;
+  // Bytes the processes copied from device memory to the host (which they read as zeros).
+  virtual std::uint64_t bytes_read_back() const = 0;
   // Stops serving; pending and future replies are dropped.
   virtual void Stop() = 0;
 };

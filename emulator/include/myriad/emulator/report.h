@@ -31,6 +31,9 @@ struct RunContext {
     std::vector<std::string> consequences;
   };
   std::optional<Failure> failure;
+  // What the reader must know about the figures (one line each), e.g. that values computed on
+  // the GPU read back as zeros: the summary's last lines, the report's "notes".
+  std::vector<std::string> notes;
 };
 
 std::string FormatSummary(const RunResult& result, const RunContext& context);
