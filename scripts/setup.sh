@@ -7,6 +7,7 @@ packages=(
   libboost-fiber-dev libboost-context-dev libboost-dev
   libtomlplusplus-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <boost/fiber/all.hpp>
+#include <chrono>
 #include <limits>
 #include <thread>
 
@@ -13,6 +14,12 @@
 
 namespace myriad::emulator::engine {
 namespace {
+
+// How long the engine waits for silent processes before it wakes a sleeper that is due only
+// once they move on (docs/engine.md).
+constexpr std::chrono::milliseconds kSleeperPatience{10};
+// How long live processes that hold nothing get before a stall is called a deadlock.
+constexpr std::chrono::milliseconds kDeadlockGrace{2000};
 
 // Installs the scheduler on the engine thread and tells the simulation where it is.
 class SchedulerHandle : public VirtualTimeScheduler {
@@ -176,10 +183,28 @@ Status Simulation::Run() {
         boost::this_fiber::yield();
         continue;
       }
-      if (awaiting_.empty() && !MayResume()) break;
+      if (awaiting_.empty() && next_timer == kNever && !MayResume()) {
+        // Nothing can move, as far as the engine knows. When every rank left waits for its
+        // process (none for its device or a peer), the processes may still be between two
+        // reports on the host (a wake-up in flight, a wait Myriad does not see): give them a
+        // moment before calling it a deadlock. The outcome of a run never depends on it.
+        if (!AllAwaitProcesses()) break;
+        std::unique_lock<std::mutex> lock(inbox_mu_);
+        if (!inbox_cv_.wait_for(lock, kDeadlockGrace, [this] { return !inbox_.empty(); })) break;
+        continue;
+      }
       // Only processes can move things on: wait for one to send ops.
       std::unique_lock<std::mutex> lock(inbox_mu_);
-      inbox_cv_.wait(lock, [this] { return !inbox_.empty(); });
+      if (next_timer == kNever) {
+        inbox_cv_.wait(lock, [this] { return !inbox_.empty(); });
+      } else if (!inbox_cv_.wait_for(lock, kSleeperPatience, [this] { return !inbox_.empty(); })) {
+        // A sleeper is due only once the threads that hold time back move on, but they may be
+        // spinning on the host for it (an MPI progress loop): after a moment of silence it
+        // wakes at its own deadline anyway. GPU work keeps its virtual-time order (nothing
+        // passes the holding threads' clocks); only host-side order may follow real time.
+        lock.unlock();
+        workload_.FireTimers(next_timer);
+      }
     }
     if (!failed_) {
       Log().info("all ranks done; {} events processed", events_.processed());
@@ -202,6 +227,16 @@ Status Simulation::Run() {
   });
   engine_thread.join();
   return failed_ ? error_ : Status::Ok();
+}
+
+bool Simulation::AllAwaitProcesses() const {
+  bool any = false;
+  for (const auto& r : ranks_) {
+    if (r->finished) continue;
+    if (!r->awaiting_process) return false;
+    any = true;
+  }
+  return any;
 }
 
 bool Simulation::MayResume() {

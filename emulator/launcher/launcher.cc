@@ -167,7 +167,8 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
                           ? o.placement[static_cast<size_t>(process)].visible
                           : o.devices_per_process;
   env["MYRIAD_SOCKET"] = o.socket_path;
-  env["MYRIAD_PROCESS"] = std::to_string(process);
+  // Under mpirun the shim takes its index from OMPI_COMM_WORLD_RANK.
+  if (o.env != LaunchEnv::kMpi) env["MYRIAD_PROCESS"] = std::to_string(process);
   env["MYRIAD_DEVICES"] = std::to_string(visible);
   const char* library_path = std::getenv("LD_LIBRARY_PATH");
   env["LD_LIBRARY_PATH"] =
@@ -318,15 +319,15 @@ Result<LaunchResult> Launch(const LaunchOptions& options,
   const int master_port = FreePort();
   std::mutex output_mu;
   std::vector<std::thread> relays;
-  std::vector<pid_t> pids(static_cast<size_t>(options.processes), -1);
+  // Under mpirun, Myriad starts one process (mpirun), which starts the others.
+  const bool via_mpirun = options.env == LaunchEnv::kMpi;
+  const int spawned = via_mpirun ? 1 : options.processes;
+  std::vector<pid_t> pids(static_cast<size_t>(spawned), -1);
   LaunchResult result;
-  result.ends.resize(static_cast<size_t>(options.processes));
+  result.ends.resize(static_cast<size_t>(spawned));
   Reaper reaper(options.socket_path);
   pid_t group = 0;
 
-  std::vector<char*> argv;
-  for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
   // Inherited environment, with ours on top.
   std::map<std::string, std::string> inherited;
   for (char** e = environ; *e; ++e) {
@@ -334,6 +335,36 @@ Result<LaunchResult> Launch(const LaunchOptions& options,
     const std::size_t eq = kv.find('=');
     if (eq != std::string::npos) inherited[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
+  std::vector<std::string> command = options.command;
+  std::string executable = program;
+  if (via_mpirun) {
+    executable = FindExecutable("mpirun");
+    if (::access(executable.c_str(), X_OK) != 0)
+      return Status::InvalidArgument(
+          "--env mpi starts the processes through mpirun, which is not installed (Debian: "
+          "openmpi-bin; scripts/setup.sh installs it)");
+    // mpirun itself runs without the shims; its processes get Myriad's environment.
+    command = {executable,
+               "-np",
+               std::to_string(options.processes),
+               "--oversubscribe",
+               "--bind-to",
+               "none",
+               "--mca",
+               "btl_vader_single_copy_mechanism",
+               "none"};
+    if (::geteuid() == 0) command.push_back("--allow-run-as-root");
+    for (const auto& [k, v] : ProcessEnvironment(options, 0, master_port)) {
+      if (k.rfind("OMPI_", 0) == 0) continue;  // mpirun sets its own
+      command.push_back("-x");
+      command.push_back(k + "=" + v);
+    }
+    command.insert(command.end(), options.command.begin(), options.command.end());
+    command[command.size() - options.command.size()] = program;
+  }
+  std::vector<char*> argv;
+  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   // A failure part way through starting: what started is stopped and waited for, nothing is
   // left running, and the error says what failed.
   auto abandon = [&](const std::string& why) -> Result<LaunchResult> {
@@ -343,10 +374,11 @@ Result<LaunchResult> Launch(const LaunchOptions& options,
     for (auto& t : relays) t.join();
     return Status::InvalidArgument(why);
   };
-  const bool prefix = options.prefix_output && options.processes > 1;
-  for (int p = 0; p < options.processes; ++p) {
+  const bool prefix = options.prefix_output && spawned > 1;
+  for (int p = 0; p < spawned; ++p) {
     std::map<std::string, std::string> env_map = inherited;
-    for (const auto& [k, v] : ProcessEnvironment(options, p, master_port)) env_map[k] = v;
+    if (!via_mpirun)
+      for (const auto& [k, v] : ProcessEnvironment(options, p, master_port)) env_map[k] = v;
     std::vector<std::string> env_strings;
     for (const auto& [k, v] : env_map) env_strings.push_back(k + "=" + v);
     std::vector<char*> envp;
@@ -362,7 +394,7 @@ Result<LaunchResult> Launch(const LaunchOptions& options,
         if (fd >= 0) ::close(fd);
       return abandon(why);
     }
-    const pid_t pid = Spawn(program, argv.data(), envp.data(), out_pipe[1], err_pipe[1], group);
+    const pid_t pid = Spawn(executable, argv.data(), envp.data(), out_pipe[1], err_pipe[1], group);
     ::close(out_pipe[1]);
     ::close(err_pipe[1]);
     if (pid < 0) {
@@ -378,7 +410,8 @@ Result<LaunchResult> Launch(const LaunchOptions& options,
       reaper.Watch(group);
     }
     pids[static_cast<size_t>(p)] = pid;
-    result.ends[static_cast<size_t>(p)] = {p, pid, false, 0, false, -1};
+    result.ends[static_cast<size_t>(p)] = {
+        p, pid, false, 0, false, -1, via_mpirun ? "mpirun" : fmt::format("rank {}", p)};
     const std::string label = prefix ? fmt::format("[rank {}] ", p) : "";
     relays.emplace_back(Relay, out_pipe[0], stdout, label, std::ref(output_mu));
     relays.emplace_back(Relay, err_pipe[0], stderr, label, std::ref(output_mu));
@@ -387,11 +420,11 @@ Result<LaunchResult> Launch(const LaunchOptions& options,
   // Watch: the first process that fails on its own stops the others; so do the timeout, a
   // request from the engine and a signal to Myriad.
   const auto start = std::chrono::steady_clock::now();
-  int alive = options.processes;
+  int alive = spawned;
   int ended = 0;
   bool stopping = false;
   auto stop_all = [&](int signal) {
-    for (int p = 0; p < options.processes; ++p) {
+    for (int p = 0; p < spawned; ++p) {
       const pid_t pid = pids[static_cast<size_t>(p)];
       if (pid <= 0) continue;
       ProcessEnd& e = result.ends[static_cast<size_t>(p)];
@@ -406,7 +439,7 @@ Result<LaunchResult> Launch(const LaunchOptions& options,
   bool term_pending = false;
   while (alive > 0) {
     bool changed = false;
-    for (int p = 0; p < options.processes; ++p) {
+    for (int p = 0; p < spawned; ++p) {
       pid_t& pid = pids[static_cast<size_t>(p)];
       if (pid <= 0) continue;
       int status = 0;
@@ -418,7 +451,16 @@ Result<LaunchResult> Launch(const LaunchOptions& options,
       pid = -1;
       --alive;
       changed = true;
-      if (on_exit) on_exit(e);
+      if (on_exit && via_mpirun) {
+        // mpirun's end is the end of every process it started.
+        for (int q = 0; q < options.processes; ++q) {
+          ProcessEnd each = e;
+          each.process = q;
+          on_exit(each);
+        }
+      } else if (on_exit) {
+        on_exit(e);
+      }
       if (!stopping && (!e.exited || e.status != 0)) {
         stopping = true;
         stop_requested = std::chrono::steady_clock::now();

@@ -7,8 +7,13 @@
 //
 // Layout of ranks: PROCESSES x THREADS (-t) x GPUS_PER_THREAD (-g). The number of processes and
 // this process's rank come from the launcher's environment (torchrun, Open MPI or Slurm); with
-// several processes the NCCL unique id travels through a file (see examples/README.md).
+// several processes the NCCL unique id travels through a file (see examples/README.md). Built
+// as collective_bench_mpi (MYRIAD_EXAMPLE_MPI), the world is MPI's, as in nccl-tests' MPI=1
+// build: rank 0 broadcasts the id with MPI_Bcast and the rows are combined with MPI_Allreduce.
 #include "../common/example_common.h"
+#ifdef MYRIAD_EXAMPLE_MPI
+#include <mpi.h>
+#endif
 
 #include <chrono>
 #include <condition_variable>
@@ -383,7 +388,17 @@ int main(int argc, char** argv) {
   if (o.min_bytes > o.max_bytes) ex::fail("-b must not exceed -e");
   if (o.increment == 0 && o.factor <= 1.0) ex::fail("-f must be greater than 1");
 
+#ifdef MYRIAD_EXAMPLE_MPI
+  // nccl-tests' MPI build: the world is MPI's, rank 0 makes the NCCL id and broadcasts it.
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &sh.launch.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &sh.launch.size);
+  sh.launch.local_rank = sh.launch.rank;
+  ex::env_int("OMPI_COMM_WORLD_LOCAL_RANK", sh.launch.local_rank);
+  sh.launch.source = "mpi";
+#else
   sh.launch = ex::launch_from_env();
+#endif
   if (sh.launch.size > 1) ex::g_rank = sh.launch.rank;
   sh.nranks = sh.launch.size * o.threads * o.gpus_per_thread;
   if (o.coll.rooted && o.root >= sh.nranks) ex::fail("root " + std::to_string(o.root) + " is not a rank");
@@ -416,7 +431,12 @@ int main(int argc, char** argv) {
     sh.comms.resize(devs.size());
     NCCLCHECK(ncclCommInitAll(sh.comms.data(), static_cast<int>(devs.size()), devs.data()));
   } else {
+#ifdef MYRIAD_EXAMPLE_MPI
+    if (sh.launch.rank == 0) NCCLCHECK(ncclGetUniqueId(&sh.id));
+    MPI_Bcast(&sh.id, sizeof(sh.id), MPI_BYTE, 0, MPI_COMM_WORLD);
+#else
     sh.id = ex::exchange_unique_id("collective_bench", sh.launch.rank, sh.launch.size);
+#endif
   }
 
   Barrier barrier(o.threads);
@@ -429,6 +449,13 @@ int main(int argc, char** argv) {
     for (std::thread& th : pool) th.join();
   }
 
+#ifdef MYRIAD_EXAMPLE_MPI
+  // Every process's rows, combined (rank 0 printed them).
+  double local[2] = {static_cast<double>(sh.launch.rank == 0 ? sh.rows : 0), 1.0}, all[2] = {0, 0};
+  MPI_Allreduce(local, all, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  if (sh.launch.rank == 0) std::printf("# MPI world: %.0f processes, %.0f rows\n", all[1], all[0]);
+  MPI_Finalize();
+#endif
   if (sh.launch.rank == 0) {
     std::printf("# Out of bounds values : 0 OK\n");
     std::printf("# Avg bus bandwidth    : %g \n", sh.rows > 0 ? sh.busbw_sum / sh.rows : 0.0);

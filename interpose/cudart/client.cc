@@ -283,6 +283,17 @@ void AdvanceClock(ThreadState& t) {
 
 int SubmitLocked(ThreadState& t, const wire::WireOp& op, int device) {
   Start();
+  // A thread that said it waits outside (it yielded in a spin loop) runs again: Myriad must
+  // hold time for it before its ops can arrive.
+  std::uint32_t resumed = 0;
+  {
+    std::lock_guard<RawMutex> host(t.host_mu);
+    if (t.blocked) {
+      t.blocked = false;
+      resumed = NextVersion(t);
+    }
+  }
+  if (resumed != 0) Report(t, t, wire::HostState::kRunning, t.clock_ps.load(), resumed);
   if (Captured(t, op, device)) return cudaSuccess;
   AdvanceClock(t);
   if (t.batch_device != device && !t.batch.empty() && !SendBatch(t)) return cudaErrorUnknown;
@@ -303,7 +314,9 @@ const Settings& GetSettings() {
     const char* socket = std::getenv("MYRIAD_SOCKET");
     s.under_myriad = socket && *socket;
     if (s.under_myriad) s.socket = socket;
-    s.process = static_cast<int>(EnvU64("MYRIAD_PROCESS", 0));
+    // Started by mpirun, a process learns its index from Open MPI.
+    s.process = static_cast<int>(
+        EnvU64("MYRIAD_PROCESS", EnvU64("OMPI_COMM_WORLD_RANK", EnvU64("PMIX_RANK", 0))));
     s.node_devices = std::max(1, static_cast<int>(EnvU64("MYRIAD_DEVICES", 1)));
     s.node_device = VisibleDevices(std::getenv("CUDA_VISIBLE_DEVICES"), s.node_devices);
     s.devices = static_cast<int>(s.node_device.size());
@@ -458,7 +471,14 @@ void Block(wire::HostState state) {
 }  // namespace
 
 void HostBlock() { Block(wire::HostState::kBlocked); }
-void HostWaitOutside() { Block(wire::HostState::kOutside); }
+void HostWaitOutside() {
+  ThreadState& t = State();
+  {
+    std::lock_guard<RawMutex> host(t.host_mu);
+    if (t.blocked) return;  // already waiting (a spinning thread yields over and over)
+  }
+  Block(wire::HostState::kOutside);
+}
 
 void HostResume(std::int64_t at) {
   ThreadState& t = State();

@@ -15,6 +15,8 @@
 //   sleep, usleep, nanosleep, clock_nanosleep   virtual: the engine answers at the deadline
 //   poll, ppoll, select, pselect, epoll_wait, epoll_pwait, accept, accept4   wait (released
 //                                  by no thread Myriad sees: they resume at their own clock)
+//   sched_yield      a spin loop waits (for another process, say): until the thread next
+//                    calls into the shims or waits on a thread
 // A waker reports the threads it wakes before it goes on, so Myriad never sees a process with
 // no running thread while one is about to run. A signal or unlock may wake any of several
 // waiters: all are reported running, and those that did not get it wait again within
@@ -24,6 +26,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -100,6 +103,7 @@ struct Libc {
   int (*epoll_pwait)(int, epoll_event*, int, int,
                      const sigset_t*) = Next<decltype(epoll_pwait)>("epoll_pwait");
   int (*accept)(int, sockaddr*, socklen_t*) = Next<decltype(accept)>("accept");
+  int (*yield)() = Next<decltype(yield)>("sched_yield");
   int (*accept4)(int, sockaddr*, socklen_t*, int) = Next<decltype(accept4)>("accept4");
 };
 const Libc& Real() {
@@ -534,6 +538,16 @@ MYRIAD_PRELOAD_EXPORT int epoll_pwait(int fd, epoll_event* events, int n, int ti
   if (timeout == 0) return Real().epoll_pwait(fd, events, n, timeout, mask);
   return Untracked([&] { return Real().epoll_pwait(fd, events, n, timeout, mask); });
 }
+// A thread that yields is spinning for something (MPI's progress loop waits for another
+// process so): it holds nothing until it next calls into the shims or waits on a thread.
+MYRIAD_PRELOAD_EXPORT int sched_yield() {
+  if (const Table* t = Tracked(); t != nullptr && Started(t)) {
+    Inside inside;
+    t->host_wait_outside();
+  }
+  return Real().yield();
+}
+
 MYRIAD_PRELOAD_EXPORT int accept(int fd, sockaddr* addr, socklen_t* length) {
   return Untracked([&] { return Real().accept(fd, addr, length); });
 }

@@ -93,6 +93,25 @@ TEST(ExamplesRunTest, SeveralHostThreadsPerProcessAreDeterministic) {
   }
 }
 
+// nccl-tests' MPI build under --env mpi: the processes are started through the real mpirun,
+// so MPI_Init forms one world of eight; rank 0's NCCL id reaches the others by MPI_Bcast, and
+// the rows are what `myriad collective` predicts.
+TEST(ExamplesRunTest, AnMpiWorldOfEightFormsAndMatchesTheModel) {
+#ifndef MYRIAD_COLLECTIVE_BENCH_MPI
+  GTEST_SKIP() << "MPI is not installed (scripts/setup.sh installs Open MPI)";
+#else
+  const std::string bench = MYRIAD_COLLECTIVE_BENCH_MPI;
+  ExpectMatchesCollective("--processes 8 --env mpi --timeout 120 -- " + bench + kBenchArgs,
+                          "scenarios/dgx-h100.toml");
+  const auto [status, out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run scenarios/dgx-h100.toml --processes 8 --env mpi " +
+      "--timeout 120 -- " + bench + " -b 1M -e 1M 2>&1");
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("# MPI world: 8 processes, 1 rows"));
+  EXPECT_THAT(out, HasSubstr("8 ranks |"));
+#endif
+}
+
 TEST(ExamplesRunTest, ScenarioLaunchSectionRunsItsCommand) {
   // scenarios/dgx-h100-collective-bench.toml: [launch] names the program and its layout.
   const auto [status, out] = myriad::testing::RunCommand(

@@ -43,6 +43,8 @@ struct LaunchOptions {
   int processes_per_node = 1;  // for LOCAL_RANK and friends: GPUs per node / devices per process
   // The devices each process sees (MYRIAD_DEVICES); empty: devices_per_process each.
   std::vector<ProcessPlacement> placement;
+  // kMpi starts the processes through the real `mpirun` (MPI_Init then forms one world of
+  // them), passing Myriad's environment on with -x; the others start them one by one.
   LaunchEnv env = LaunchEnv::kTorchrun;
   std::string socket_path;
   std::string shim_dir;        // holds libcudart.so.13 and friends
@@ -64,6 +66,7 @@ struct ProcessEnd {
   int status = 0;                  // exit status or signal number
   bool stopped_by_myriad = false;  // it was still running when Myriad stopped it
   int order = -1;                  // the order in which the processes ended (0: first)
+  std::string who;                 // "rank 3", or "mpirun" (which started them all)
 };
 
 struct LaunchResult {
