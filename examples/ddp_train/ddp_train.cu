@@ -261,11 +261,21 @@ int main(int argc, char** argv) {
     NCCLCHECK(ncclAllReduce(bucket(i), bucket(i), static_cast<size_t>(wsz), ncclBfloat16, ncclAvg, comm, comm_stream));
   };
 
+  // The step number in managed memory, as CUDA C trainers keep small host-written state the
+  // kernels may read; freed with cudaFree at the end.
+  int* managed_step = nullptr;
+  CUDACHECK(cudaMallocManaged(&managed_step, sizeof(int)));
+
   double total_ms = 0.0;
   for (int step = 0; step < o.steps; ++step) {
     // An NVTX mark at each step boundary: a profiler shows it, and Myriad takes it as an
-    // iteration boundary (a no-op when no tool is attached).
+    // iteration boundary (a no-op when no tool is attached). The step is also an NVTX range
+    // named "Train step N", as trainers name theirs (myriad run --iteration-marker "Train step").
     nvtxMarkA("iteration");
+    char range[32];
+    std::snprintf(range, sizeof range, "Train step %d", step);
+    nvtxRangePushA(range);
+    *managed_step = step;
     CUDACHECK(cudaEventRecord(step_start[static_cast<size_t>(step)], 0));
 
     // Forward.
@@ -321,6 +331,7 @@ int main(int argc, char** argv) {
     float ms = 0.0f;
     CUDACHECK(cudaEventElapsedTime(&ms, step_start[static_cast<size_t>(step)], step_end[static_cast<size_t>(step)]));
     if (step > 0 || o.steps == 1) total_ms += ms;
+    nvtxRangePop();
     if (rank == 0) {
       std::printf("step %d: %.3f ms\n", step, static_cast<double>(ms));
       std::fflush(stdout);
@@ -328,8 +339,10 @@ int main(int argc, char** argv) {
   }
   nvtxMarkA("iteration");  // closes the last step
 
-  std::vector<float> host_losses(static_cast<size_t>(o.steps));
-  CUDACHECK(cudaMemcpy(host_losses.data(), losses, host_losses.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  // The losses come back through a pinned staging buffer.
+  float* host_losses = nullptr;
+  CUDACHECK(cudaMallocHost(&host_losses, static_cast<size_t>(o.steps) * sizeof(float)));
+  CUDACHECK(cudaMemcpy(host_losses, losses, static_cast<size_t>(o.steps) * sizeof(float), cudaMemcpyDeviceToHost));
   if (rank == 0) {
     const int timed = o.steps > 1 ? o.steps - 1 : 1;
     const double mean_ms = total_ms / timed;
@@ -338,9 +351,11 @@ int main(int argc, char** argv) {
     std::printf("throughput: %.1f TFLOP/s per GPU (GEMMs only), %.0f tokens/s in all\n",
                 mean_ms > 0 ? flops / (mean_ms * 1e-3) / 1e12 : 0.0,
                 mean_ms > 0 ? static_cast<double>(B) * world / (mean_ms * 1e-3) : 0.0);
-    std::printf("loss (rank 0): step 0 %.6f, step %d %.6f\n", static_cast<double>(host_losses.front()), o.steps - 1,
-                static_cast<double>(host_losses.back()));
+    std::printf("loss (rank 0): step 0 %.6f, step %d %.6f\n", static_cast<double>(host_losses[0]), o.steps - 1,
+                static_cast<double>(host_losses[o.steps - 1]));
   }
+  CUDACHECK(cudaFreeHost(host_losses));
+  CUDACHECK(cudaFree(managed_step));
 
   // Tear down.
   destroy_gemm(fwd);

@@ -196,6 +196,24 @@ TEST(ExamplesRunTest, DdpTrainStepTimeIsTheReportsIterationTime) {
 // A live binary under the default modelled host time: repeated runs write byte-identical
 // reports and timelines (what makes gating a run's report in CI trustworthy). Several runs,
 // since a race between the processes and the engine shows only now and then.
+// Steps named as trainers name them (NVTX ranges "Train step N"), managed and pinned memory
+// freed at shutdown: the run succeeds, --iteration-marker "Train step" takes the ranges, and the
+// summary says that the losses it printed were read back as zeros.
+TEST(ExamplesRunTest, DdpTrainStepsAreFoundByTheirNames) {
+  const std::string report = ::testing::TempDir() + "myriad_ddp_named_steps.json";
+  const auto [status, out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) +
+      " run scenarios/h100-x16.toml --processes 8 --iteration-marker 'Train step' --report " +
+      report + " -- " + MYRIAD_DDP_TRAIN + " --steps 4 2>&1");
+  ASSERT_EQ(status, 0) << out;
+  const double printed_ms = PrintedMs(out, "mean step time");
+  const nlohmann::json json = ReadJson(report);
+  EXPECT_EQ(json["iterations"].get<int>(), 3);  // four ranges: three intervals between them
+  EXPECT_NEAR(printed_ms, json["iteration_time_us"].get<double>() / 1000, 0.01 * printed_ms);
+  EXPECT_THAT(out, HasSubstr("read as zeros"));
+  EXPECT_THAT(out, HasSubstr("loss (rank 0): step 0 0.000000"));
+}
+
 TEST(ExamplesRunTest, LiveRunsGiveByteIdenticalReportsAndTimelines) {
   auto read = [](const std::string& path) {
     std::ifstream in(path, std::ios::binary);
