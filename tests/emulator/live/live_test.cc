@@ -71,6 +71,21 @@ TEST(LiveServerTest, ProcessesDriveRanksAndGetVirtualTimeBack) {
   EXPECT_EQ(result->total_time, 151 * kUs);
 }
 
+// A process played by a thread: it sees `visible` devices and runs a 100 us kernel and a
+// device sync on `device`, then waits for the answer (or for the reason the run ended).
+std::thread KernelThenSync(const std::string& path, int process, int visible, int device) {
+  return std::thread([=] {
+    wire::Client client;
+    ASSERT_TRUE(client.Connect(path));
+    ASSERT_TRUE(client.SendHello(process, visible));
+    ASSERT_TRUE(client.SendNames({{1, "gemm"}}));
+    const wire::WireOp ops[] = {Kernel(1, 100), Sync(OpKind::kDeviceSync)};
+    ASSERT_TRUE(client.SendOps(device, ops, 2));
+    wire::Reply reply;
+    client.ReadReply(reply);
+  });
+}
+
 // Processes see every GPU of their node, as under torchrun: each uses the one its LOCAL_RANK
 // picks, a rank is a GPU some process used, and the GPUs nobody used are left out.
 TEST(LiveServerTest, ProcessesPickTheirGpusAmongTheNodes) {
@@ -79,18 +94,8 @@ TEST(LiveServerTest, ProcessesPickTheirGpusAmongTheNodes) {
   auto workload = LiveWorkload::Start(options);
   ASSERT_TRUE(workload.ok());
   std::vector<std::thread> processes;
-  for (int p = 0; p < 2; ++p) {
-    processes.emplace_back([&, p, path = (*workload)->socket_path()] {
-      wire::Client client;
-      ASSERT_TRUE(client.Connect(path));
-      ASSERT_TRUE(client.SendHello(p, 4));
-      ASSERT_TRUE(client.SendNames({{1, "gemm"}}));
-      const wire::WireOp ops[] = {Kernel(1, 100), Sync(OpKind::kDeviceSync)};
-      ASSERT_TRUE(client.SendOps(p + 2, ops, 2));  // devices 2 and 3
-      wire::Reply reply;
-      ASSERT_TRUE(client.ReadReply(reply));
-    });
-  }
+  for (int p = 0; p < 2; ++p)
+    processes.push_back(KernelThenSync((*workload)->socket_path(), p, 4, p + 2));  // devices 2, 3
   auto result = RunEngine(**workload, netmodel::testing::DgxCluster("h100-sxm", 1), Options());
   for (auto& t : processes) t.join();
   ASSERT_TRUE(result.ok()) << result.status().message();
@@ -105,19 +110,9 @@ TEST(LiveServerTest, TwoProcessesOnOneGpuFailTheRun) {
   options.placement = {{0, 2}, {0, 2}};
   auto workload = LiveWorkload::Start(options);
   ASSERT_TRUE(workload.ok());
-  std::vector<std::thread> processes;
-  for (int p = 0; p < 2; ++p) {
-    processes.emplace_back([&, p, path = (*workload)->socket_path()] {
-      wire::Client client;
-      ASSERT_TRUE(client.Connect(path));
-      ASSERT_TRUE(client.SendHello(p, 2));
-      ASSERT_TRUE(client.SendNames({{1, "gemm"}}));
-      const wire::WireOp ops[] = {Kernel(1, 100), Sync(OpKind::kDeviceSync)};
-      ASSERT_TRUE(client.SendOps(1, ops, 2));
-      wire::Reply reply;
-      client.ReadReply(reply);  // one of them is answered, the other told why it ends
-    });
-  }
+  std::vector<std::thread> processes;  // one is answered, the other told why the run ends
+  for (int p = 0; p < 2; ++p)
+    processes.push_back(KernelThenSync((*workload)->socket_path(), p, 2, 1));
   auto result = RunEngine(**workload, netmodel::testing::DgxCluster("h100-sxm", 1), Options());
   (*workload)->Abort("the run failed");  // as `myriad run` does: the waiting process is told
   for (auto& t : processes) t.join();
