@@ -214,19 +214,27 @@ bool VirtualSleep(std::int64_t ns) {
 
 // A wait released by nothing Myriad sees (a file descriptor): the thread holds nothing while
 // in it and resumes at its own clock.
+// `timeout_ns` (-1: none): a wait that times out moves the thread's clock by it, so a loop
+// that polls until the clock passes a time ends.
 template <typename F>
-auto Untracked(F wait) {
+auto Untracked(F wait, std::int64_t timeout_ns = -1) {
   const Table* t = Tracked();
   if (t == nullptr) return wait();
+  std::int64_t from = 0;
   {
     Inside inside;
+    from = Clock(t);
     t->host_wait_outside();
   }
   auto result = wait();
   Inside inside;
-  t->host_resume(0);
+  const bool timed_out = result == 0 && timeout_ns > 0 && Started(t);
+  t->host_resume(timed_out ? from + timeout_ns * 1000 : 0);
   return result;
 }
+
+std::int64_t MillisNs(int ms) { return ms < 0 ? -1 : static_cast<std::int64_t>(ms) * 1'000'000; }
+std::int64_t SpecNs(const timespec* ts) { return ts == nullptr ? -1 : Nanos(*ts); }
 
 }  // namespace
 
@@ -422,12 +430,25 @@ MYRIAD_PRELOAD_EXPORT int pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_
 
 // Timed waits keep their real deadline (the program computed it from its clock, which is
 // virtual: the remaining time is taken as real time). docs/run.md says what this means.
-static timespec RealFromVirtual(const Table* t, clockid_t clock, const timespec* abstime) {
+// Nanoseconds from the program's (virtual) `clock` now to `abstime`, at least 0.
+static std::int64_t VirtualLeft(clockid_t clock, const timespec* abstime) {
   timespec now{};
   ::clock_gettime(clock, &now);  // the program's (virtual) clock
-  const std::int64_t left = std::max<std::int64_t>(0, Nanos(*abstime) - Nanos(now));
-  (void)t;
-  return RealIn(static_cast<long>(std::min<std::int64_t>(left, 1'000'000'000'000)));
+  return std::max<std::int64_t>(0, Nanos(*abstime) - Nanos(now));
+}
+
+// A timed condition wait: its waker, if any, sets its clock; a timeout is waited in real time
+// and then moves the thread's clock to the deadline, so a "wait until the clock passes T"
+// loop ends.
+static int TimedCondWait(const Table* t, pthread_cond_t* cond, pthread_mutex_t* mutex,
+                         clockid_t clock, const timespec* abstime) {
+  const std::int64_t left = VirtualLeft(clock, abstime);
+  const std::int64_t from = Clock(t);
+  const timespec deadline =
+      RealIn(static_cast<long>(std::min<std::int64_t>(left, 1'000'000'000'000)));
+  const int rc = CondWait(t, cond, mutex, &deadline);
+  if (rc == ETIMEDOUT && Started(t)) t->host_resume(from + left * 1000);
+  return rc;
 }
 
 MYRIAD_PRELOAD_EXPORT int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
@@ -435,8 +456,7 @@ MYRIAD_PRELOAD_EXPORT int pthread_cond_timedwait(pthread_cond_t* cond, pthread_m
   const Table* t = Tracked();
   if (t == nullptr) return Real().cond_timedwait(cond, mutex, abstime);
   Inside inside;
-  const timespec deadline = RealFromVirtual(t, CLOCK_REALTIME, abstime);
-  return CondWait(t, cond, mutex, &deadline);
+  return TimedCondWait(t, cond, mutex, CLOCK_REALTIME, abstime);
 }
 
 MYRIAD_PRELOAD_EXPORT int pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
@@ -444,8 +464,7 @@ MYRIAD_PRELOAD_EXPORT int pthread_cond_clockwait(pthread_cond_t* cond, pthread_m
   const Table* t = Tracked();
   if (t == nullptr) return Real().cond_clockwait(cond, mutex, clock, abstime);
   Inside inside;
-  const timespec deadline = RealFromVirtual(t, clock, abstime);
-  return CondWait(t, cond, mutex, &deadline);
+  return TimedCondWait(t, cond, mutex, clock, abstime);
 }
 
 MYRIAD_PRELOAD_EXPORT int pthread_cond_signal(pthread_cond_t* cond) {
@@ -512,31 +531,34 @@ MYRIAD_PRELOAD_EXPORT unsigned sleep(unsigned seconds) {
 // ---- Waits on file descriptors ----
 MYRIAD_PRELOAD_EXPORT int poll(pollfd* fds, nfds_t n, int timeout) {
   if (timeout == 0) return Real().poll(fds, n, timeout);
-  return Untracked([&] { return Real().poll(fds, n, timeout); });
+  return Untracked([&] { return Real().poll(fds, n, timeout); }, MillisNs(timeout));
 }
 MYRIAD_PRELOAD_EXPORT int ppoll(pollfd* fds, nfds_t n, const timespec* timeout,
                                 const sigset_t* mask) {
   if (timeout != nullptr && Nanos(*timeout) == 0) return Real().ppoll(fds, n, timeout, mask);
-  return Untracked([&] { return Real().ppoll(fds, n, timeout, mask); });
+  return Untracked([&] { return Real().ppoll(fds, n, timeout, mask); }, SpecNs(timeout));
 }
 MYRIAD_PRELOAD_EXPORT int select(int n, fd_set* r, fd_set* w, fd_set* e, timeval* timeout) {
   if (timeout != nullptr && timeout->tv_sec == 0 && timeout->tv_usec == 0)
     return Real().select(n, r, w, e, timeout);
-  return Untracked([&] { return Real().select(n, r, w, e, timeout); });
+  const std::int64_t ns =
+      timeout == nullptr ? -1 : timeout->tv_sec * 1'000'000'000LL + timeout->tv_usec * 1000LL;
+  return Untracked([&] { return Real().select(n, r, w, e, timeout); }, ns);
 }
 MYRIAD_PRELOAD_EXPORT int pselect(int n, fd_set* r, fd_set* w, fd_set* e, const timespec* timeout,
                                   const sigset_t* mask) {
   if (timeout != nullptr && Nanos(*timeout) == 0) return Real().pselect(n, r, w, e, timeout, mask);
-  return Untracked([&] { return Real().pselect(n, r, w, e, timeout, mask); });
+  return Untracked([&] { return Real().pselect(n, r, w, e, timeout, mask); }, SpecNs(timeout));
 }
 MYRIAD_PRELOAD_EXPORT int epoll_wait(int fd, epoll_event* events, int n, int timeout) {
   if (timeout == 0) return Real().epoll_wait(fd, events, n, timeout);
-  return Untracked([&] { return Real().epoll_wait(fd, events, n, timeout); });
+  return Untracked([&] { return Real().epoll_wait(fd, events, n, timeout); }, MillisNs(timeout));
 }
 MYRIAD_PRELOAD_EXPORT int epoll_pwait(int fd, epoll_event* events, int n, int timeout,
                                       const sigset_t* mask) {
   if (timeout == 0) return Real().epoll_pwait(fd, events, n, timeout, mask);
-  return Untracked([&] { return Real().epoll_pwait(fd, events, n, timeout, mask); });
+  return Untracked([&] { return Real().epoll_pwait(fd, events, n, timeout, mask); },
+                   MillisNs(timeout));
 }
 // A thread that yields is spinning for something (MPI's progress loop waits for another
 // process so): it holds nothing until it next calls into the shims or waits on a thread.
