@@ -124,6 +124,9 @@ struct Objects {
   std::unordered_map<const void*, std::vector<void*>> waiters;  // mutex or cond -> threads
   std::unordered_map<const void*, Barrier> barriers;
   std::unordered_map<pthread_t, void*> threads;  // for joins
+  // Mutexes a condition wait is letting go of inside libc (where no unlock wrapper runs): a
+  // thread that finds one held waits for it without reporting, since it is about to run.
+  std::unordered_map<const void*, int> releasing;
 };
 Objects& Objs() {
   static auto* objects = new Objects();  // never destroyed: threads may outlive statics
@@ -344,10 +347,17 @@ MYRIAD_PRELOAD_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex) {
     if (rc == ETIMEDOUT) rc = EBUSY;
   }
   while (rc == EBUSY) {
-    // Contended: it waits on the holder, holding nothing; an unlock wakes it.
+    // Contended: it waits on the holder, holding nothing; an unlock wakes it. A mutex that a
+    // condition wait is releasing is as good as free: wait for it still counted as running.
+    bool report = true;
     {
       Locked lock;
-      WaitOn(t, mutex);
+      report = Objs().releasing.count(mutex) == 0;
+      if (report) WaitOn(t, mutex);
+    }
+    if (!report) {
+      rc = Real().mutex_lock(mutex);
+      break;
     }
     const timespec deadline = RealIn(kRecheckNs);
     rc = Real().mutex_timedlock(mutex, &deadline);
@@ -357,15 +367,13 @@ MYRIAD_PRELOAD_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex) {
     }
     if (rc == ETIMEDOUT) rc = EBUSY;  // not its turn yet: wait again (reported again)
   }
-  if (!Started(t)) {
-    t->host_resume(0);  // clocks are all real until the first CUDA call
-    return rc;
-  }
   std::int64_t released = 0;
   {
     Locked lock;
+    Objs().releasing.erase(mutex);  // taken: whatever released it is done
     released = Released(mutex);
   }
+  if (!Started(t)) released = 0;  // clocks are all real until the first CUDA call
   t->host_resume(released);
   return rc;
 }
@@ -404,6 +412,8 @@ static int CondWait(const Table* t, pthread_cond_t* cond, pthread_mutex_t* mutex
     Locked lock;
     std::int64_t& released = Objs().released[mutex];
     released = std::max(released, Clock(t));
+    ++Objs().releasing[mutex];
+    WakeAll(t, mutex, Clock(t));  // it lets the mutex go: its waiters run again
     WaitOn(t, cond);
   }
   const timespec recheck = RealIn(kRecheckNs);
@@ -415,6 +425,8 @@ static int CondWait(const Table* t, pthread_cond_t* cond, pthread_mutex_t* mutex
   {
     Locked lock;
     StopWaiting(t, cond);
+    auto it = Objs().releasing.find(mutex);
+    if (it != Objs().releasing.end() && --it->second <= 0) Objs().releasing.erase(it);
     released = Released(mutex);
   }
   t->host_resume(released);
