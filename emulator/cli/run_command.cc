@@ -232,7 +232,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
       std::lock_guard<std::mutex> lock(ends_mu);
       if (first_end.empty() && !e.stopped_by_myriad && !(e.exited && e.status == 0) &&
           !(*workload)->WasTold(e.process))
-        first_end = fmt::format("{} (pid {}) {}", e.who, e.pid, emulator::DescribeEnd(e));
+        first_end = emulator::DescribeEnd(e);
     });
     if (!launched.ok()) (*workload)->Shutdown(launched.status().message());
   });
@@ -300,10 +300,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   const std::string stopped_note =
       stopped > 0 ? fmt::format("stopped {} process{}", stopped, stopped == 1 ? "" : "es") : "";
   if (failed != nullptr) {
-    failure = {
-        fmt::format("{} (pid {}) {}", failed->who, failed->pid, emulator::DescribeEnd(*failed)),
-        launched->exit_status(told),
-        {}};
+    failure = {emulator::DescribeEnd(*failed), launched->exit_status(told), {}};
     if (!result.ok()) failure->consequences.push_back(result.status().message());
   } else if (!stopped_why.empty()) {
     failure = {stopped_why, stopped_status, {}};

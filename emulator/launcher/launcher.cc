@@ -204,9 +204,10 @@ int LaunchResult::exit_status(const std::function<bool(int)>& skip) const {
 }
 
 std::string DescribeEnd(const ProcessEnd& e) {
-  if (e.exited) return fmt::format("exited with status {}", e.status);
+  if (e.exited) return fmt::format("{} (pid {}) exited with status {}", e.who, e.pid, e.status);
   const char* name = ::sigabbrev_np(e.status);
-  return fmt::format("was killed by signal {} (SIG{})", e.status, name ? name : "?");
+  return fmt::format("{} (pid {}) was killed by signal {} (SIG{})", e.who, e.pid, e.status,
+                     name ? name : "?");
 }
 
 namespace {

@@ -112,13 +112,7 @@ class LiveSource : public OpSource {
     // Ops that arrived since the engine last asked Pending(): it will find them next.
     if (!queue_.empty()) return host;
     SimTime hold = ProcessState::kNeverTime;
-    if (owner_ >= 0) {
-      hold = state_.processes[static_cast<size_t>(owner_)].HoldLocked();
-    } else {
-      // Not used yet: any process that sees this GPU might still use it.
-      for (int p : candidates_)
-        hold = std::min(hold, state_.processes[static_cast<size_t>(p)].HoldLocked());
-    }
+    ForFeedersLocked([&](const ProcessState& p) { hold = std::min(hold, p.HoldLocked()); });
     return hold == ProcessState::kNeverTime ? hold : std::max(host, hold);
   }
 
@@ -129,10 +123,9 @@ class LiveSource : public OpSource {
   bool MayResume() override {
     std::lock_guard<std::mutex> lock(state_.mu);
     if (closed_) return false;
-    if (owner_ >= 0) return state_.processes[static_cast<size_t>(owner_)].MayResumeLocked();
-    for (int p : candidates_)
-      if (state_.processes[static_cast<size_t>(p)].MayResumeLocked()) return true;
-    return false;
+    bool may = false;
+    ForFeedersLocked([&](const ProcessState& p) { may = may || p.MayResumeLocked(); });
+    return may;
   }
   bool Used() const override {
     std::lock_guard<std::mutex> lock(state_.mu);
@@ -166,6 +159,17 @@ class LiveSource : public OpSource {
   }
 
  private:
+  // Calls `f` on each process that may still send this GPU work (state's lock held): its
+  // owner, or, while nobody has used it, every process that sees it.
+  template <typename F>
+  void ForFeedersLocked(F f) const {
+    if (owner_ >= 0) {
+      f(state_.processes[static_cast<size_t>(owner_)]);
+      return;
+    }
+    for (int p : candidates_) f(state_.processes[static_cast<size_t>(p)]);
+  }
+
   // Held while waking, so once the engine clears the wakeup no call into it is in flight.
   void Wake() {
     std::lock_guard<std::mutex> lock(wake_mu_);
@@ -244,6 +248,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::lock_guard<std::mutex> lock(write_mu_);
     boost::system::error_code ec;
     asio::write(socket_, asio::buffer(frame), ec);  // a dead process is noticed by the reader
+  }
+  // Answers the thread this connection belongs to (engine thread).
+  void SendReply(SimTime host_time, std::int32_t status = 0, std::int64_t value = 0) {
+    wire::Reply r;
+    r.host_time_ps = host_time;
+    r.status = status;
+    r.value = value;
+    std::string payload;
+    wire::Append(payload, r);
+    Send(wire::FrameType::kReply, payload);
   }
   int process() const { return process_; }
   // I/O thread: the run failed; tell the process and hang up.
@@ -377,14 +391,8 @@ class Server : public LiveWorkload {
         woken.push_back(timer.process);
       }
     }
-    for (const auto& [connection, time] : answers) {
-      if (!connection) continue;
-      wire::Reply r;
-      r.host_time_ps = time;
-      std::string payload;
-      wire::Append(payload, r);
-      connection->Send(wire::FrameType::kReply, payload);
-    }
+    for (const auto& [connection, time] : answers)
+      if (connection) connection->SendReply(time);
     for (int p : woken) PokeProcess(p);
   }
   std::uint64_t bytes_read_back() const override {
@@ -819,14 +827,7 @@ void LiveSource::Reply(const Op&, const OpReply& reply) {
     t.time = std::max(t.time, reply.host_time);
   }
   if (resume_) resume_(owner);
-  if (!connection) return;
-  wire::Reply r;
-  r.host_time_ps = reply.host_time;
-  r.status = reply.status;
-  r.value = reply.value;
-  std::string payload;
-  wire::Append(payload, r);
-  connection->Send(wire::FrameType::kReply, payload);
+  if (connection) connection->SendReply(reply.host_time, reply.status, reply.value);
 }
 
 }  // namespace

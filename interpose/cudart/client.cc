@@ -56,9 +56,6 @@ std::vector<int> VisibleDevices(const char* value, int node_devices) {
   return devices;
 }
 
-}  // namespace
-
-namespace {
 // libc's own pthread_mutex_lock/unlock, looked up in libc itself: the preload library's
 // wrappers (which the global lookup finds first) would call back into the shim.
 using MutexCall = int (*)(pthread_mutex_t*);
@@ -75,6 +72,7 @@ const LibcMutex& Libc() {
   }();
   return libc;
 }
+
 }  // namespace
 
 void RawMutex::lock() { Libc().lock(&m_); }
@@ -238,11 +236,21 @@ void Report(ThreadState& sender, ThreadState& target, wire::HostState state, std
 // Under target.host_mu: the next version of a report about it.
 std::uint32_t NextVersion(ThreadState& target) { return ++target.version; }
 
-// Moves a thread's clock to `at` if that is later (clocks never go back).
-void RaiseClock(ThreadState& t, std::int64_t at) {
-  std::int64_t seen = t.clock_ps.load();
-  while (seen < at && !t.clock_ps.compare_exchange_weak(seen, at)) {
+// Moves a clock to `at` if that is later (clocks never go back).
+void Raise(std::atomic<std::int64_t>& clock, std::int64_t at) {
+  std::int64_t seen = clock.load();
+  while (seen < at && !clock.compare_exchange_weak(seen, at)) {
   }
+}
+void RaiseClock(ThreadState& t, std::int64_t at) { Raise(t.clock_ps, at); }
+
+// A thread that reported waiting runs again: the version of the report that says so, or 0
+// when it was not waiting (a waker may already have said it runs).
+std::uint32_t MarkRunning(ThreadState& t) {
+  std::lock_guard<RawMutex> host(t.host_mu);
+  if (!t.blocked) return 0;
+  t.blocked = false;
+  return NextVersion(t);
 }
 
 // Records `op` if its stream is capturing (or joins a capture through an event); true if so.
@@ -277,7 +285,6 @@ void AdvanceClock(ThreadState& t) {
   if (t.cpu_ns >= 0)
     t.clock_ps +=
         static_cast<std::int64_t>(static_cast<double>(now - t.cpu_ns) * 1000.0 * s.host_time_scale);
-
   t.cpu_ns = now;
 }
 
@@ -285,15 +292,8 @@ int SubmitLocked(ThreadState& t, const wire::WireOp& op, int device) {
   Start();
   // A thread that said it waits outside (it yielded in a spin loop) runs again: Myriad must
   // hold time for it before its ops can arrive.
-  std::uint32_t resumed = 0;
-  {
-    std::lock_guard<RawMutex> host(t.host_mu);
-    if (t.blocked) {
-      t.blocked = false;
-      resumed = NextVersion(t);
-    }
-  }
-  if (resumed != 0) Report(t, t, wire::HostState::kRunning, t.clock_ps.load(), resumed);
+  if (const std::uint32_t resumed = MarkRunning(t); resumed != 0)
+    Report(t, t, wire::HostState::kRunning, t.clock_ps.load(), resumed);
   if (Captured(t, op, device)) return cudaSuccess;
   AdvanceClock(t);
   if (t.batch_device != device && !t.batch.empty() && !SendBatch(t)) return cudaErrorUnknown;
@@ -358,10 +358,7 @@ int Call(const wire::WireOp& op, int device, wire::Reply* reply) {
   std::string fatal;
   if (!t.client.ReadReply(r, &fatal)) RunEnded(t, std::move(fatal));
   RaiseClock(t, r.host_time_ps);
-  const std::int64_t clock = t.clock_ps.load();
-  std::int64_t seen = process_time.load();
-  while (seen < clock && !process_time.compare_exchange_weak(seen, clock)) {
-  }
+  Raise(process_time, t.clock_ps.load());
   if (reply) *reply = r;
   return r.status;
 }
@@ -483,13 +480,8 @@ void HostWaitOutside() {
 void HostResume(std::int64_t at) {
   ThreadState& t = State();
   RaiseClock(t, at);
-  std::uint32_t version = 0;
-  {
-    std::lock_guard<RawMutex> host(t.host_mu);
-    if (!t.blocked) return;  // a waker already said it runs
-    t.blocked = false;
-    version = NextVersion(t);
-  }
+  const std::uint32_t version = MarkRunning(t);
+  if (version == 0) return;
   std::lock_guard<RawMutex> lock(t.mu);
   Report(t, t, wire::HostState::kRunning, t.clock_ps.load(), version);
 }

@@ -82,7 +82,7 @@ struct LaunchResult {
   int exit_status(const std::function<bool(int)>& skip = {}) const;
 };
 
-// "exited with status 3", "was killed by signal 9 (SIGKILL)".
+// "rank 1 (pid 42) exited with status 3", "mpirun (pid 42) was killed by signal 9 (SIGKILL)".
 std::string DescribeEnd(const ProcessEnd& end);
 
 // Starts the processes and returns once all have ended. `on_exit(end)` is called (from a
