@@ -28,9 +28,13 @@ namespace myriad::emulator {
 namespace {
 
 // The shims a process gets, preloaded so an RPATH to the real toolkit cannot win.
-constexpr const char* kShims[] = {"libcudart.so.13",     "libcublas.so.13", "libcublasLt.so.13",
-                                  "libnccl.so.2",        "libcuda.so.1",    "libnvidia-ml.so.1",
-                                  "libmyriad_preload.so"};
+// Preloaded, so that the shims win over a real library found first through a DT_RPATH (PyTorch's
+// libraries point theirs at the nvidia-* wheels): a SONAME already loaded is not loaded again.
+constexpr const char* kShims[] = {
+    "libcudart.so.13",    "libcublas.so.13",   "libcublasLt.so.13",   "libnccl.so.2",
+    "libcuda.so.1",       "libnvidia-ml.so.1", "libcudnn.so.9",       "libcusparse.so.12",
+    "libcufft.so.12",     "libcusolver.so.12", "libnvrtc.so.13",      "libcupti.so.13",
+    "libcufile.so.0",     "libcusparseLt.so.0", "libnvshmem_host.so.3", "libmyriad_preload.so"};
 
 int FreePort() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -170,6 +174,7 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
   // Under mpirun the shim takes its index from OMPI_COMM_WORLD_RANK.
   if (o.env != LaunchEnv::kMpi) env["MYRIAD_PROCESS"] = std::to_string(process);
   env["MYRIAD_DEVICES"] = std::to_string(visible);
+  env["MYRIAD_NODE"] = std::to_string(node);
   const char* library_path = std::getenv("LD_LIBRARY_PATH");
   env["LD_LIBRARY_PATH"] =
       o.shim_dir +

@@ -19,7 +19,7 @@ inline constexpr cudaUUID_t kClientTableId = {
     {'M', 'Y', 'R', 'I', 'A', 'D', '-', 'C', 'L', 'I', 'E', 'N', 'T', '-', 'v', '1'}};
 
 struct ClientTable {
-  std::uint32_t version;  // 3 (host threads added)
+  std::uint32_t version;  // 4 (the driver's entries added)
   // Appends an op for `device` (-1: the calling thread's current device) to the calling
   // thread's batch. Returns 0, or a cudaError_t when Myriad cannot be reached.
   int (*submit)(const wire::WireOp* op, int device);
@@ -65,6 +65,21 @@ struct ClientTable {
   // CLOCK_REALTIME if `realtime`, else of CLOCK_MONOTONIC, in ns), or -1 before it: host
   // clocks are real until then, and that reading plus the thread's virtual time after.
   std::int64_t (*start_time)(int realtime);
+
+  // For the driver shim (version >= 4).
+  // A kernel handle for __cudaLaunchKernel from a kernel's name (modules loaded through the
+  // driver: Triton's, NVRTC's); the same name gives the same handle.
+  void* (*kernel_named)(const char* name);
+  // Device address space the VMM calls map memory into: reserved, not counted as used.
+  void* (*reserve)(std::size_t bytes, std::size_t alignment);
+  void (*unreserve)(void* p);
+  // Physical memory created (bytes > 0) or released (bytes < 0) on `device`: counted as used
+  // and sent to Myriad as an allocation or a free.
+  int (*account)(int device, std::int64_t bytes);
+  // Whether the process has used `device` (the driver's primary context is active).
+  int (*device_active)(int device);
+  // The device allocation that contains `p`: its start and size; false when none.
+  int (*address_range)(const void* p, void** base, std::size_t* bytes);
 };
 
 // The table, or nullptr when the cudart shim is not Myriad's (or not initialised).

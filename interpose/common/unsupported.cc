@@ -51,41 +51,52 @@ void WriteLine(const char* name, Library lib) {
 
 }  // namespace
 
-int NotSupportedCode(Library lib) {
+namespace {
+
+struct NotSupported {
+  int code;
+  const char* name;
+};
+
+// Each library's "not supported" code and its enumerator, from the library's own header.
+NotSupported NotSupportedOf(Library lib) {
   switch (lib) {
     case Library::kCudart:
-      return 801;  // cudaErrorNotSupported
+      return {801, "cudaErrorNotSupported"};
     case Library::kCuda:
-      return 801;  // CUDA_ERROR_NOT_SUPPORTED
+      return {801, "CUDA_ERROR_NOT_SUPPORTED"};
     case Library::kCublas:
-      return 15;  // CUBLAS_STATUS_NOT_SUPPORTED
     case Library::kCublasLt:
-      return 15;  // CUBLAS_STATUS_NOT_SUPPORTED
+      return {15, "CUBLAS_STATUS_NOT_SUPPORTED"};
     case Library::kNccl:
-      return 5;  // ncclInvalidUsage
+      return {5, "ncclInvalidUsage"};
     case Library::kNvml:
-      return 3;  // NVML_ERROR_NOT_SUPPORTED
+      return {3, "NVML_ERROR_NOT_SUPPORTED"};
+    case Library::kCudnn:
+      return {3000, "CUDNN_STATUS_NOT_SUPPORTED"};
+    case Library::kCusparse:
+    case Library::kCusparseLt:
+      return {10, "CUSPARSE_STATUS_NOT_SUPPORTED"};
+    case Library::kCufft:
+      return {16, "CUFFT_NOT_SUPPORTED"};
+    case Library::kCusolver:
+      return {9, "CUSOLVER_STATUS_NOT_SUPPORTED"};
+    case Library::kNvrtc:
+      return {11, "NVRTC_ERROR_INTERNAL_ERROR"};
+    case Library::kCupti:
+      return {27, "CUPTI_ERROR_NOT_SUPPORTED"};
+    case Library::kCufile:
+      return {5007, "CU_FILE_PLATFORM_NOT_SUPPORTED"};
+    case Library::kNvshmem:
+      return {3, "NVSHMEMX_ERROR_NOT_SUPPORTED"};
   }
-  return 1;
+  return {1, "an error"};
 }
 
-const char* NotSupportedName(Library lib) {
-  switch (lib) {
-    case Library::kCudart:
-      return "cudaErrorNotSupported";
-    case Library::kCuda:
-      return "CUDA_ERROR_NOT_SUPPORTED";
-    case Library::kCublas:
-      return "CUBLAS_STATUS_NOT_SUPPORTED";
-    case Library::kCublasLt:
-      return "CUBLAS_STATUS_NOT_SUPPORTED";
-    case Library::kNccl:
-      return "ncclInvalidUsage";
-    case Library::kNvml:
-      return "NVML_ERROR_NOT_SUPPORTED";
-  }
-  return "an error";
-}
+}  // namespace
+
+int NotSupportedCode(Library lib) { return NotSupportedOf(lib).code; }
+const char* NotSupportedName(Library lib) { return NotSupportedOf(lib).name; }
 
 int Unsupported(const char* name, Library lib) {
   if (name == nullptr) name = "(unnamed function)";

@@ -10,7 +10,23 @@
 namespace myriad::shim {
 
 // The library a shim stands in for; it decides the error code and its name in the message.
-enum class Library { kCudart, kCuda, kCublas, kCublasLt, kNccl, kNvml };
+enum class Library {
+  kCudart,
+  kCuda,
+  kCublas,
+  kCublasLt,
+  kNccl,
+  kNvml,
+  kCudnn,
+  kCusparse,
+  kCufft,
+  kCusolver,
+  kNvrtc,
+  kCupti,
+  kCufile,
+  kCusparseLt,
+  kNvshmem,
+};
 
 // The value an unimplemented function of `lib` returns:
 //   kCudart   cudaErrorNotSupported        801
@@ -19,6 +35,15 @@ enum class Library { kCudart, kCuda, kCublas, kCublasLt, kNccl, kNvml };
 //   kCublasLt CUBLAS_STATUS_NOT_SUPPORTED   15
 //   kNccl     ncclInvalidUsage               5
 //   kNvml     NVML_ERROR_NOT_SUPPORTED       3
+//   kCudnn      CUDNN_STATUS_NOT_SUPPORTED         3000
+//   kCusparse   CUSPARSE_STATUS_NOT_SUPPORTED        10
+//   kCufft      CUFFT_NOT_SUPPORTED                  16
+//   kCusolver   CUSOLVER_STATUS_NOT_SUPPORTED         9
+//   kNvrtc      NVRTC_ERROR_INTERNAL_ERROR           11 (NVRTC has no "not supported")
+//   kCupti      CUPTI_ERROR_NOT_SUPPORTED            27
+//   kCufile     CU_FILE_PLATFORM_NOT_SUPPORTED     5007 (CUfileError_t.err; .cu_err is 0)
+//   kCusparseLt CUSPARSE_STATUS_NOT_SUPPORTED        10
+//   kNvshmem    NVSHMEMX_ERROR_NOT_SUPPORTED          3
 int NotSupportedCode(Library lib);
 // The enumerator's name, e.g. "cudaErrorNotSupported".
 const char* NotSupportedName(Library lib);

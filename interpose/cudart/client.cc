@@ -318,6 +318,7 @@ const Settings& GetSettings() {
     s.process = static_cast<int>(
         EnvU64("MYRIAD_PROCESS", EnvU64("OMPI_COMM_WORLD_RANK", EnvU64("PMIX_RANK", 0))));
     s.node_devices = std::max(1, static_cast<int>(EnvU64("MYRIAD_DEVICES", 1)));
+    s.node = static_cast<int>(EnvU64("MYRIAD_NODE", 0));
     s.node_device = VisibleDevices(std::getenv("CUDA_VISIBLE_DEVICES"), s.node_devices);
     s.devices = static_cast<int>(s.node_device.size());
     const char* host_time = std::getenv("MYRIAD_HOST_TIME");

@@ -29,6 +29,7 @@ struct Settings {
   bool under_myriad = false;  // MYRIAD_SOCKET is set
   std::string socket;
   int process = 0;
+  int node = 0;  // the node the process runs on (MYRIAD_NODE), for the GPUs' UUIDs
   // The GPUs of its node the launcher lets the process see (MYRIAD_DEVICES), and of those the
   // ones CUDA_VISIBLE_DEVICES keeps, in its order: device ordinal i is node device
   // node_device[i]. `devices` is their count (cudaGetDeviceCount).

@@ -53,7 +53,11 @@ cudaError_t Fail(cudaError_t e) {
   return e;
 }
 
-// --- Device memory: reserved, never accessible address space (a host access faults) ---
+// --- Device memory: host address space, reserved but committed only where written ---
+// Kernels are timed, not run, so device memory holds what copies and memsets put there (and
+// collectives below the exchange threshold, nccl.cc): a host that reads back what it wrote,
+// or what a broadcast brought, sees real bytes. Untouched pages cost nothing (MAP_NORESERVE);
+// freed blocks give their pages back.
 class DeviceMemory {
  public:
   static DeviceMemory& Get() {
@@ -62,43 +66,72 @@ class DeviceMemory {
   }
   void* Allocate(std::size_t bytes, int device) {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::size_t size = (std::max<std::size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
+    const std::size_t size = RoundUp(std::max<std::size_t>(bytes, 1), kAlign);
     std::uintptr_t address = 0;
     auto reuse = free_.find(size);
     if (reuse != free_.end() && !reuse->second.empty()) {
       address = reuse->second.back();
       reuse->second.pop_back();
     } else {
-      if (next_ + size > base_ + kReserve) return nullptr;
-      address = next_;
-      next_ += size;
+      address = BumpLocked(size, kAlign);
+      if (address == 0) return nullptr;
     }
-    blocks_[address] = {bytes, size, device};
+    blocks_[address] = {bytes, size, device, false};
     UsedLocked(device) += bytes;
     return reinterpret_cast<void*>(address);
+  }
+  // Address space for the driver's VMM calls: not counted (cuMemCreate counts what is mapped).
+  void* Reserve(std::size_t bytes, std::size_t alignment) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::size_t size = RoundUp(std::max<std::size_t>(bytes, 1), kAlign);
+    const std::uintptr_t address = BumpLocked(size, std::max(alignment, kAlign));
+    if (address == 0) return nullptr;
+    blocks_[address] = {bytes, size, -1, true};
+    return reinterpret_cast<void*>(address);
+  }
+  bool Unreserve(void* p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = blocks_.find(reinterpret_cast<std::uintptr_t>(p));
+    if (it == blocks_.end() || !it->second.reservation) return false;
+    Discard(it->first, it->second.size);
+    blocks_.erase(it);  // address space is not reused: a stale mapping never aliases
+    return true;
   }
   // The bytes and device of a block, or false if `p` is not one.
   bool Free(void* p, std::size_t* bytes, int* device) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = blocks_.find(reinterpret_cast<std::uintptr_t>(p));
-    if (it == blocks_.end()) return false;
+    if (it == blocks_.end() || it->second.reservation) return false;
     *bytes = it->second.bytes;
     *device = it->second.device;
     UsedLocked(*device) -= it->second.bytes;
+    Discard(it->first, it->second.size);
     free_[it->second.size].push_back(it->first);
     blocks_.erase(it);
     return true;
   }
   bool Contains(const void* p) const {
     const auto a = reinterpret_cast<std::uintptr_t>(p);
-    return a >= base_ && a < base_ + kReserve;
+    return a >= base_ && a < base_ + reserve_;
+  }
+  // The block (allocation or reservation) that holds `p`.
+  bool Range(const void* p, std::uintptr_t* start, std::size_t* bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    auto it = blocks_.upper_bound(a);
+    if (it == blocks_.begin()) return false;
+    --it;
+    if (a >= it->first + it->second.size) return false;
+    *start = it->first;
+    *bytes = it->second.bytes;
+    return true;
   }
   std::uint64_t Used(int device) {
     std::lock_guard<std::mutex> lock(mu_);
     return UsedLocked(device);
   }
-  // Managed memory lives in host memory but counts against its device.
-  void CountManaged(int device, std::size_t bytes, bool allocated) {
+  // Managed memory (and the driver's physical allocations) count against their device.
+  void Count(int device, std::size_t bytes, bool allocated) {
     std::lock_guard<std::mutex> lock(mu_);
     if (allocated)
       UsedLocked(device) += bytes;
@@ -108,11 +141,26 @@ class DeviceMemory {
 
  private:
   static constexpr std::size_t kAlign = 512;  // cudaMalloc returns 256-byte aligned at least
-  static constexpr std::size_t kReserve = std::size_t{1} << 44;  // 16 TiB of address space
+  // Address space tried in turn: 16 TiB, or less where the kernel refuses that much.
+  static constexpr std::size_t kReserves[] = {std::size_t{1} << 44, std::size_t{1} << 40,
+                                              std::size_t{1} << 38};
+  // Freed blocks at least this large give their pages back to the kernel.
+  static constexpr std::size_t kDiscardBytes = 64 * 1024;
   struct Block {
     std::size_t bytes, size;
     int device;
+    bool reservation;
   };
+  static std::size_t RoundUp(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+  std::uintptr_t BumpLocked(std::size_t size, std::size_t alignment) {
+    const std::uintptr_t address = RoundUp(next_, alignment);
+    if (base_ == 0 || address + size > base_ + reserve_) return 0;
+    next_ = address + size;
+    return address;
+  }
+  static void Discard(std::uintptr_t address, std::size_t size) {
+    if (size >= kDiscardBytes) ::madvise(reinterpret_cast<void*>(address), size, MADV_DONTNEED);
+  }
   // Bytes allocated on `device` (any ordinal the process has; the table grows to fit).
   std::uint64_t& UsedLocked(int device) {
     const auto d = static_cast<std::size_t>(std::max(device, 0));
@@ -120,17 +168,56 @@ class DeviceMemory {
     return used_[d];
   }
   DeviceMemory() {
-    void* base =
-        ::mmap(nullptr, kReserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    base_ = base == MAP_FAILED ? 0 : reinterpret_cast<std::uintptr_t>(base);
+    for (const std::size_t reserve : kReserves) {
+      void* base = ::mmap(nullptr, reserve, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (base == MAP_FAILED) continue;
+      base_ = reinterpret_cast<std::uintptr_t>(base);
+      reserve_ = reserve;
+      break;
+    }
     next_ = base_;
   }
   std::mutex mu_;
   std::uintptr_t base_ = 0, next_ = 0;
+  std::size_t reserve_ = 0;
   std::map<std::size_t, std::vector<std::uintptr_t>> free_;
-  std::unordered_map<std::uintptr_t, Block> blocks_;
+  std::map<std::uintptr_t, Block> blocks_;
   std::vector<std::uint64_t> used_;
 };
+
+// Copies and memsets of at most this many bytes move real bytes (MYRIAD_COPY_BYTES, default
+// 64 MiB); larger ones are timed only, so that memory stays bounded: a large copy to the host
+// reads zeros, one to the device leaves what was there.
+std::size_t RealCopyBytes() {
+  static const std::size_t limit = [] {
+    const char* v = std::getenv("MYRIAD_COPY_BYTES");
+    char* end = nullptr;
+    const unsigned long long n = v && *v ? std::strtoull(v, &end, 10) : 0;
+    return v && *v && end && *end == '\0' ? static_cast<std::size_t>(n) : std::size_t{64} << 20;
+  }();
+  return limit;
+}
+
+// Devices the process has used: the driver's primary context is active on them.
+std::mutex active_mu;
+std::vector<bool>& ActiveDevices() {
+  static auto* active = new std::vector<bool>();
+  return *active;
+}
+void MarkActive(int device) {
+  if (device < 0) return;
+  std::lock_guard<std::mutex> lock(active_mu);
+  auto& a = ActiveDevices();
+  if (static_cast<std::size_t>(device) >= a.size()) a.resize(static_cast<std::size_t>(device) + 1);
+  a[static_cast<std::size_t>(device)] = true;
+}
+int DeviceActive(int device) {
+  std::lock_guard<std::mutex> lock(active_mu);
+  const auto& a = ActiveDevices();
+  return device >= 0 && static_cast<std::size_t>(device) < a.size() &&
+         a[static_cast<std::size_t>(device)];
+}
 
 // --- Host memory the runtime knows: pinned (cudaMallocHost, cudaHostAlloc, cudaHostRegister)
 // and managed (cudaMallocManaged). It is real memory the program reads and writes; managed
@@ -284,6 +371,16 @@ CopyKind KindOf(const void* dst, const void* src, cudaMemcpyKind kind) {
   }
 }
 
+// Moves the bytes now, at enqueue: nothing on the device writes memory (kernels are timed,
+// not run), so what the copy would read at its turn on the stream is what is there now.
+void MoveBytes(void* dst, const void* src, std::size_t bytes) {
+  if (bytes <= RealCopyBytes()) {
+    std::memmove(dst, src, bytes);
+  } else if (!DeviceMemory::Get().Contains(dst)) {
+    std::memset(dst, 0, bytes);  // a timed-only copy to the host reads zeros, not garbage
+  }
+}
+
 cudaError_t Copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, cudaStream_t stream,
                  bool async) {
   if (bytes == 0) return cudaSuccess;
@@ -291,8 +388,7 @@ cudaError_t Copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, c
   int device = 0;
   std::int32_t id = 0;
   if (!Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
-  // Device memory has no contents: what a copy brings to the host is zeros.
-  if (kind == kD2H && !DeviceMemory::Get().Contains(dst)) std::memset(dst, 0, bytes);
+  MoveBytes(dst, src, bytes);
   wire::WireOp op = Op(kMemcpy, id);
   op.bytes = bytes;
   op.copy_kind = kind;
@@ -303,12 +399,26 @@ cudaError_t Copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, c
   return Fail(static_cast<cudaError_t>(Call(op, device, nullptr)));
 }
 
-cudaError_t Set(void* dst, std::size_t bytes, cudaStream_t stream, bool async) {
+// A memset of `count` elements of `width` bytes (1, 2 or 4: the driver's D8/D16/D32) to `value`.
+cudaError_t Set(void* dst, unsigned value, std::size_t width, std::size_t count,
+                cudaStream_t stream, bool async) {
+  const std::size_t bytes = width * count;
   if (bytes == 0) return cudaSuccess;
   int device = 0;
   std::int32_t id = 0;
   if (!Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
-  if (!DeviceMemory::Get().Contains(dst)) return Fail(cudaErrorInvalidValue);
+  HostMemory::Block managed;
+  const bool host = !DeviceMemory::Get().Contains(dst) && HostMemory::Get().Find(dst, &managed) &&
+                    managed.kind == HostMemory::Kind::kManaged;
+  if (!host && !DeviceMemory::Get().Contains(dst)) return Fail(cudaErrorInvalidValue);
+  if (bytes <= RealCopyBytes()) {
+    auto* out = static_cast<unsigned char*>(dst);
+    if (width == 1) {
+      std::memset(out, static_cast<int>(value & 0xff), bytes);
+    } else {
+      for (std::size_t i = 0; i < count; ++i) std::memcpy(out + i * width, &value, width);
+    }
+  }
   wire::WireOp op = Op(kMemset, id);
   op.bytes = bytes;
   if (async) {
@@ -323,6 +433,7 @@ cudaError_t Allocate(void** ptr, std::size_t bytes) {
   const int device = CurrentDevice();
   void* p = DeviceMemory::Get().Allocate(bytes, device);
   if (!p) return Fail(cudaErrorMemoryAllocation);
+  MarkActive(device);
   wire::WireOp op = Op(kMalloc);
   op.bytes = bytes;
   *ptr = p;
@@ -342,7 +453,7 @@ cudaError_t Release(void* p) {
     std::free(p);
     bytes = block.bytes;
     device = block.device;
-    DeviceMemory::Get().CountManaged(device, bytes, false);
+    DeviceMemory::Get().Count(device, bytes, false);
   }
   wire::WireOp op = Op(kFree);
   op.bytes = bytes;
@@ -361,6 +472,32 @@ int CallForTable(const wire::WireOp* op, int device, wire::Reply* reply) {
 }
 std::uint32_t InternForTable(const char* name) { return Intern(name); }
 
+void* KernelNamed(const char* name) {
+  static auto* by_name = new std::unordered_map<std::string, KernelRecord*>();
+  std::lock_guard<std::mutex> lock(kernels_mu);
+  KernelRecord*& record = (*by_name)[name ? name : "kernel"];
+  if (!record) record = new KernelRecord{name ? name : "kernel"};
+  return record;
+}
+void* ReserveForTable(std::size_t bytes, std::size_t alignment) {
+  return DeviceMemory::Get().Reserve(bytes, alignment);
+}
+void UnreserveForTable(void* p) { DeviceMemory::Get().Unreserve(p); }
+int AccountForTable(int device, std::int64_t bytes) {
+  const auto size = static_cast<std::size_t>(bytes < 0 ? -bytes : bytes);
+  DeviceMemory::Get().Count(device, size, bytes > 0);
+  MarkActive(device);
+  wire::WireOp op = Op(bytes > 0 ? kMalloc : kFree);
+  op.bytes = size;
+  return Submit(op, device);
+}
+int AddressRangeForTable(const void* p, void** base, std::size_t* bytes) {
+  std::uintptr_t start = 0;
+  if (!DeviceMemory::Get().Range(p, &start, bytes)) return 0;
+  *base = reinterpret_cast<void*>(start);
+  return 1;
+}
+
 void SetLastErrorFromUnsupported(int error) { last_error = static_cast<cudaError_t>(error); }
 [[maybe_unused]] const bool hook_registered = [] {
   SetCudartLastErrorHook(SetLastErrorFromUnsupported);
@@ -370,7 +507,7 @@ void SetLastErrorFromUnsupported(int error) { last_error = static_cast<cudaError
 }  // namespace
 
 const ClientTable& Table() {
-  static const ClientTable table = {3,
+  static const ClientTable table = {4,
                                     SubmitForTable,
                                     CallForTable,
                                     InternForTable,
@@ -391,7 +528,13 @@ const ClientTable& Table() {
                                     HostResume,
                                     HostWake,
                                     SleepUntil,
-                                    StartTime};
+                                    StartTime,
+                                    KernelNamed,
+                                    ReserveForTable,
+                                    UnreserveForTable,
+                                    AccountForTable,
+                                    DeviceActive,
+                                    AddressRangeForTable};
   return table;
 }
 
@@ -488,6 +631,7 @@ MYRIAD_EXPORT cudaError_t cudaGetDeviceCount(int* count) {
 MYRIAD_EXPORT cudaError_t cudaSetDevice(int device) {
   if (device < 0 || device >= shim::GetSettings().devices) return Fail(cudaErrorInvalidDevice);
   shim::SetCurrentDevice(device);
+  shim::MarkActive(device);  // CUDA 12 and later: cudaSetDevice initialises the primary context
   return cudaSuccess;
 }
 MYRIAD_EXPORT cudaError_t cudaGetDevice(int* device) {
@@ -514,86 +658,6 @@ MYRIAD_EXPORT cudaError_t cudaDeviceDisablePeerAccess(int) { return cudaSuccess;
 MYRIAD_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
   if (least) *least = 0;
   if (greatest) *greatest = -5;
-  return cudaSuccess;
-}
-MYRIAD_EXPORT cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
-  const shim::Settings& s = shim::GetSettings();
-  if (!p) return Fail(cudaErrorInvalidValue);
-  if (device < 0 || device >= s.devices) return Fail(cudaErrorInvalidDevice);
-  std::memset(p, 0, sizeof(*p));
-  std::strncpy(p->name, s.gpu_name.c_str(), sizeof(p->name) - 1);
-  p->totalGlobalMem = s.gpu_memory;
-  p->multiProcessorCount = s.gpu_sms;
-  p->major = s.gpu_major;
-  p->minor = s.gpu_minor;
-  p->warpSize = 32;
-  p->maxThreadsPerBlock = 1024;
-  p->maxThreadsDim[0] = p->maxThreadsDim[1] = 1024;
-  p->maxThreadsDim[2] = 64;
-  p->maxGridSize[0] = 2147483647;
-  p->maxGridSize[1] = p->maxGridSize[2] = 65535;
-  p->sharedMemPerBlock = 48 * 1024;
-  p->sharedMemPerBlockOptin = 227 * 1024;
-  p->sharedMemPerMultiprocessor = 228 * 1024;
-  p->regsPerBlock = p->regsPerMultiprocessor = 65536;
-  p->maxThreadsPerMultiProcessor = 2048;
-  p->l2CacheSize = 50 * 1024 * 1024;
-  p->memoryBusWidth = 5120;
-  p->totalConstMem = 64 * 1024;
-  p->pciBusID = s.node_device[static_cast<size_t>(device)];  // distinct per GPU, as NCCL needs
-  p->concurrentKernels = 1;
-  p->asyncEngineCount = 2;
-  p->unifiedAddressing = 1;
-  p->managedMemory = 1;
-  p->canMapHostMemory = 1;
-  return cudaSuccess;
-}
-MYRIAD_EXPORT cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
-  cudaDeviceProp p;
-  if (!value) return Fail(cudaErrorInvalidValue);
-  if (cudaError_t e = cudaGetDeviceProperties(&p, device); e != cudaSuccess) return e;
-  switch (attr) {
-    case cudaDevAttrMultiProcessorCount:
-      *value = p.multiProcessorCount;
-      break;
-    case cudaDevAttrComputeCapabilityMajor:
-      *value = p.major;
-      break;
-    case cudaDevAttrComputeCapabilityMinor:
-      *value = p.minor;
-      break;
-    case cudaDevAttrMaxThreadsPerBlock:
-      *value = p.maxThreadsPerBlock;
-      break;
-    case cudaDevAttrWarpSize:
-      *value = p.warpSize;
-      break;
-    case cudaDevAttrMaxSharedMemoryPerBlock:
-      *value = static_cast<int>(p.sharedMemPerBlock);
-      break;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin:
-      *value = static_cast<int>(p.sharedMemPerBlockOptin);
-      break;
-    case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
-      *value = static_cast<int>(p.sharedMemPerMultiprocessor);
-      break;
-    case cudaDevAttrL2CacheSize:
-      *value = p.l2CacheSize;
-      break;
-    case cudaDevAttrMaxThreadsPerMultiProcessor:
-      *value = p.maxThreadsPerMultiProcessor;
-      break;
-    case cudaDevAttrPciBusId:
-      *value = p.pciBusID;
-      break;
-    case cudaDevAttrConcurrentKernels:
-    case cudaDevAttrUnifiedAddressing:
-    case cudaDevAttrManagedMemory:
-      *value = 1;
-      break;
-    default:
-      *value = 0;
-  }
   return cudaSuccess;
 }
 MYRIAD_EXPORT cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
@@ -671,7 +735,7 @@ MYRIAD_EXPORT cudaError_t cudaMallocManaged(void** ptr, size_t bytes, unsigned f
   if (::posix_memalign(ptr, 4096, bytes) != 0) return Fail(cudaErrorMemoryAllocation);
   shim::HostMemory::Get().Add(
       *ptr, {bytes, shim::HostMemory::Kind::kManaged, shim::CurrentDevice(), flags});
-  shim::DeviceMemory::Get().CountManaged(shim::CurrentDevice(), bytes, true);
+  shim::DeviceMemory::Get().Count(shim::CurrentDevice(), bytes, true);
   wire::WireOp op = shim::Op(shim::kMalloc);
   op.bytes = bytes;
   return Fail(static_cast<cudaError_t>(shim::Submit(op)));
@@ -713,11 +777,12 @@ MYRIAD_EXPORT cudaError_t cudaMemcpyPeerAsync(void* dst, int, const void* src, i
                                               cudaStream_t stream) {
   return shim::Copy(dst, src, bytes, shim::kPeer, stream, true);
 }
-MYRIAD_EXPORT cudaError_t cudaMemset(void* dst, int, size_t bytes) {
-  return shim::Set(dst, bytes, nullptr, false);
+MYRIAD_EXPORT cudaError_t cudaMemset(void* dst, int value, size_t bytes) {
+  return shim::Set(dst, static_cast<unsigned>(value), 1, bytes, nullptr, false);
 }
-MYRIAD_EXPORT cudaError_t cudaMemsetAsync(void* dst, int, size_t bytes, cudaStream_t stream) {
-  return shim::Set(dst, bytes, stream, true);
+MYRIAD_EXPORT cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes,
+                                          cudaStream_t stream) {
+  return shim::Set(dst, static_cast<unsigned>(value), 1, bytes, stream, true);
 }
 MYRIAD_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
   if (!a) return Fail(cudaErrorInvalidValue);
@@ -942,6 +1007,11 @@ MYRIAD_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blo
   return cudaSuccess;
 }
 
+MYRIAD_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    int* blocks, const void* function, int block_size, size_t shared, unsigned) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, function, block_size, shared);
+}
+
 // ---- CUDA graphs: stream capture records ops; each launch replays them ----
 // A graph (and its executable form) is the captured ops, which a launch sends in order onto
 // the launch stream: the graph's internal concurrency between captured streams is not kept.
@@ -1024,6 +1094,61 @@ MYRIAD_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
 MYRIAD_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
   if (!graph || graph->magic != 0x4850524d) return Fail(cudaErrorInvalidValue);
   delete graph;
+  return cudaSuccess;
+}
+
+MYRIAD_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream,
+                                                   cudaStreamCaptureStatus* status,
+                                                   unsigned long long* id, cudaGraph_t* graph,
+                                                   const cudaGraphNode_t** dependencies,
+                                                   const cudaGraphEdgeData** edges,
+                                                   size_t* count) {
+  int device = 0;
+  std::int32_t stream_id = 0;
+  if (!status) return Fail(cudaErrorInvalidValue);
+  if (!shim::Resolve(stream, &device, &stream_id)) return Fail(cudaErrorInvalidResourceHandle);
+  const bool capturing = shim::IsCapturing(device, stream_id);
+  *status = capturing ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+  // One capture per stream at a time: (device, stream) names it.
+  if (id) *id = capturing ? (static_cast<unsigned long long>(device) << 32 |
+                             static_cast<std::uint32_t>(stream_id)) + 1
+                          : 0;
+  if (graph) *graph = nullptr;  // the graph being built is not exposed
+  if (dependencies) *dependencies = nullptr;
+  if (edges) *edges = nullptr;
+  if (count) *count = 0;
+  return cudaSuccess;
+}
+// A captured graph's nodes are its ops, in capture order.
+MYRIAD_EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes,
+                                            size_t* count) {
+  if (!graph || graph->magic != 0x4850524d || !count) return Fail(cudaErrorInvalidValue);
+  if (nodes) {
+    const std::size_t n = std::min(*count, graph->ops.size());
+    for (std::size_t i = 0; i < n; ++i)
+      nodes[i] = reinterpret_cast<cudaGraphNode_t>(&graph->ops[i]);
+  }
+  *count = graph->ops.size();
+  return cudaSuccess;
+}
+
+// ---- Host functions on a stream: run at enqueue (nothing on the device changes memory, so
+// what they see is what they would see at their turn); they take no stream time ----
+MYRIAD_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* data) {
+  int device = 0;
+  std::int32_t id = 0;
+  if (!fn) return Fail(cudaErrorInvalidValue);
+  if (!shim::Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  fn(data);
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t fn,
+                                                void* data, unsigned flags) {
+  int device = 0;
+  std::int32_t id = 0;
+  if (!fn || flags != 0) return Fail(cudaErrorInvalidValue);
+  if (!shim::Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  fn(stream, cudaSuccess, data);
   return cudaSuccess;
 }
 

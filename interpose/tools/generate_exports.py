@@ -53,9 +53,13 @@ class Lib:
     key: str        # folder under interpose/ and --only/--lib key
     soname: str     # the shim's (and the real library's) SONAME
     enum: str       # myriad::shim::Library enumerator
-    default: str    # real library, relative to --cuda-root ("" = hand-written list)
+    default: str    # real library, relative to --cuda-root ("" = hand-written list or wheel)
     # (header relative to include/, macro) pairs whose values document the toolkit version
     version_macros: tuple = ()
+    # The library as PyPI's nvidia-* wheel installs it, relative to the wheels' root (a
+    # site-packages folder, or where fetch_wheels.sh unpacked them). When set, the wheel is the
+    # source: it is what torch's wheel was built against, and newer than the toolkit's.
+    wheel: str = ""
 
 
 LIBS = [
@@ -73,7 +77,27 @@ LIBS = [
     Lib("cuda", "libcuda.so.1", "kCuda", "lib64/stubs/libcuda.so",
         (("cuda.h", "CUDA_VERSION"),)),
     Lib("nvml", "libnvidia-ml.so.1", "kNvml", ""),
+    # The libraries PyTorch's CUDA wheel links besides the runtime, cuBLAS and NCCL (issue 12).
+    Lib("cudnn", "libcudnn.so.9", "kCudnn", "lib64/libcudnn.so.9",
+        (("cudnn_version.h", "CUDNN_MAJOR"), ("cudnn_version.h", "CUDNN_MINOR"))),
+    Lib("cusparse", "libcusparse.so.12", "kCusparse", "lib64/libcusparse.so.12",
+        (("cusparse.h", "CUSPARSE_VER_MAJOR"), ("cusparse.h", "CUSPARSE_VER_MINOR"))),
+    Lib("cufft", "libcufft.so.12", "kCufft", "lib64/libcufft.so.12",
+        (("cufft.h", "CUFFT_VER_MAJOR"), ("cufft.h", "CUFFT_VER_MINOR"))),
+    Lib("cusolver", "libcusolver.so.12", "kCusolver", "lib64/libcusolver.so.12",
+        (("cusolver_common.h", "CUSOLVER_VER_MAJOR"), ("cusolver_common.h", "CUSOLVER_VER_MINOR"))),
+    Lib("nvrtc", "libnvrtc.so.13", "kNvrtc", "lib64/libnvrtc.so.13",
+        (("nvrtc.h", "NVRTC_VER_MAJOR"),)),
+    Lib("cupti", "libcupti.so.13", "kCupti", "lib64/libcupti.so.13",
+        (("cupti_version.h", "CUPTI_API_VERSION"),)),
+    Lib("cufile", "libcufile.so.0", "kCufile", "", wheel="nvidia/cu13/lib/libcufile.so.0"),
+    Lib("cusparselt", "libcusparseLt.so.0", "kCusparseLt", "",
+        wheel="nvidia/cusparselt/lib/libcusparseLt.so.0"),
+    Lib("nvshmem", "libnvshmem_host.so.3", "kNvshmem", "",
+        wheel="nvidia/nvshmem/lib/libnvshmem_host.so.3"),
 ]
+# NCCL: torch's wheel ships a newer NCCL than the toolkit (2.30.7 vs 2.28.9), with more exports.
+LIBS[3] = dataclasses.replace(LIBS[3], wheel="nvidia/nccl/lib/libnccl.so.2")
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -142,6 +166,11 @@ def read_exports(path: Path) -> list[Symbol]:
                            "support that yet")
         if ndx == "ABS" and name in version_defs:
             continue  # the symbol that names a version definition, not an export
+        if name.startswith("_Z"):
+            # A C++ symbol: cuFile and cuSPARSELt export their copies of standard-library
+            # templates (std::regex, typeinfo names). No caller imports them from there, and a
+            # preloaded stub under such a name would shadow libstdc++'s real definition.
+            continue
         size = int(size_s, 0)
         if typ in ("FUNC", "IFUNC"):
             sym = Symbol(name, version, "func")
@@ -223,14 +252,15 @@ HEADER_DIRS = (".", "crt", "nccl_device")
 
 
 class Headers:
-    def __init__(self, include: Path):
+    def __init__(self, include: Path, extra: tuple = ()):
         self.texts: list[str] = []
         self.macros: dict[str, str] = {}
-        for sub in HEADER_DIRS:
-            d = include / sub
+        # The toolkit's folders, then the wheels' include folders (top level only).
+        folders = [(include / sub, sub != ".") for sub in HEADER_DIRS] + [(d, False) for d in extra]
+        for d, recursive in folders:
             if not d.is_dir():
                 continue
-            for p in sorted(d.rglob("*") if sub != "." else d.glob("*")):
+            for p in sorted(d.rglob("*") if recursive else d.glob("*")):
                 if p.suffix in (".h", ".hpp") and p.is_file():
                     try:
                         raw = p.read_text(errors="replace")
@@ -404,11 +434,12 @@ def write_stubs(lib: Lib, source: str, symbols: list[Symbol]) -> str:
         else:
             size = max(s.size, 1)
             if c_identifier_ok(s.name):
-                out.append(f'extern "C" {attrs} unsigned char {s.name}[{size}] = {{}};\n')
+                # In a linkage block: `extern "C" T x = {};` reads as an initialised extern.
+                out.append(f'extern "C" {{\n{attrs} unsigned char {s.name}[{size}] = {{}};\n}}\n')
             else:
                 ident = f"myriad_object_{i}"
-                out.append(f'extern "C" {attrs} unsigned char {ident}[{size}] __asm__("{s.name}");\n'
-                           f'extern "C" unsigned char {ident}[{size}] = {{}};\n')
+                out.append(f'extern "C" {{\n{attrs} unsigned char {ident}[{size}] __asm__("{s.name}");\n'
+                           f'unsigned char {ident}[{size}] = {{}};\n}}\n')
     out.append("// NOLINTEND\n")
     return "".join(out)
 
@@ -452,6 +483,38 @@ def write_non_int(lib: Lib, source: str, symbols: list[Symbol], headers: Headers
 
 # ---------------------------------------------------------------------------------------------
 
+def write_proc_addresses(lib: Lib, include: Path, symbols: list[Symbol]) -> str:
+    """cuGetProcAddress's table: which export answers (name, requested CUDA version, per-thread
+    default stream). cudaTypedefs.h declares one PFN_<name>_v<version>[_ptds|_ptsz] typedef per
+    ABI version of each driver function; the exports carry ABI versions as suffixes (cuMemAlloc,
+    cuMemAlloc_v2). The typedefs and the exports of a name are matched newest to newest, so a
+    name's legacy versions that one side lacks drop off the old end."""
+    text = (include / "cudaTypedefs.h").read_text(errors="replace")
+    exports = {s.name for s in symbols if s.kind == "func"}
+    # (name, per-thread variant) -> the ABI versions cudaTypedefs.h declares
+    versions: dict[tuple[str, int], set[int]] = {}
+    for name, version, suffix in re.findall(r"\bPFN_(\w+?)_v(\d+)(_ptds|_ptsz)?\)\s*\(", text):
+        versions.setdefault((name, 1 if suffix else 0), set()).add(int(version))
+    rows = []
+    for (name, per_thread), vs in versions.items():
+        abi = [name] + [f"{name}_v{i}" for i in range(2, 10)]
+        if per_thread:  # the export's suffix need not be the typedef's
+            abi = [next((a + x for x in ("_ptds", "_ptsz") if a + x in exports), a + "_ptds")
+                   for a in abi]
+        present = [n for n in abi if n in exports]
+        for version, export in zip(reversed(sorted(vs)), reversed(present)):
+            rows.append((name, version, per_thread, export))
+    rows.sort()
+    out = ["// " + x + "\n" for x in header_comment(lib, "cudaTypedefs.h and the exports", "").splitlines()]
+    out.append("//\n// {name, first CUDA version (1000 x major + 10 x minor), per-thread default stream,\n"
+               "//  export}, sorted by name then version: cuGetProcAddress answers a request for\n"
+               "// (name, version, flags) with the last row of that name whose version is at most the\n"
+               "// requested one (the per-thread row when CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM\n"
+               "// is asked for and one exists).\n")
+    out.extend(f'{{"{n}", {v}, {p}, "{e}"}},\n' for n, v, p, e in rows)
+    return "".join(out)
+
+
 def macro_values(include: Path, pairs) -> str:
     vals = []
     for header, macro in pairs:
@@ -465,7 +528,22 @@ def macro_values(include: Path, pairs) -> str:
     return ", ".join(vals)
 
 
-def generate(lib: Lib, path: Path | None, include: Path, headers: Headers | None) -> dict[str, str]:
+def wheel_include(wheels: Path, lib: Lib) -> Path:
+    """The include folder of the wheel that ships `lib` (nvidia/nccl/lib/x -> nvidia/nccl/include)."""
+    return wheels / Path(lib.wheel).parent.parent / "include"
+
+
+def wheel_release(wheels: Path, lib: Lib) -> str:
+    """"nvidia-nccl-cu13 2.30.7": the installed wheel whose RECORD lists `lib`'s file."""
+    for record in sorted(wheels.glob("*.dist-info/RECORD")):
+        if lib.wheel in record.read_text(errors="replace"):
+            name, _, version = record.parent.name[: -len(".dist-info")].rpartition("-")
+            return f"{name.replace('_', '-')} {version}"
+    return "an nvidia-* wheel"
+
+
+def generate(lib: Lib, path: Path | None, include: Path, headers: Headers | None,
+             wheels: Path | None = None) -> dict[str, str]:
     nvml_returns = None
     if path is None:
         symbols, nvml_returns = read_nvml_list(NVML_LIST)
@@ -481,7 +559,12 @@ def generate(lib: Lib, path: Path | None, include: Path, headers: Headers | None
             raise GenError(f"{path}: no exported symbols")
         versions = macro_values(include, lib.version_macros)
         source = f"{path.name}" + (f" ({versions})" if versions else "")
-    return {
+        if wheels is not None:
+            source += f" of the wheel {wheel_release(wheels, lib)}"
+    extra = {}
+    if lib.key == "cuda" and (include / "cudaTypedefs.h").exists():
+        extra["proc_address.inc"] = write_proc_addresses(lib, include, symbols)
+    return extra | {
         "symbols.txt": write_symbols(lib, source, symbols),
         "exports.map": write_map(lib, source, symbols),
         "unsupported.cc": write_stubs(lib, source, symbols),
@@ -495,6 +578,10 @@ def main(argv: list[str]) -> int:
                     help="CUDA toolkit root (default $CUDA_HOME or /usr/local/cuda)")
     ap.add_argument("--lib", action="append", default=[], metavar="KEY=PATH",
                     help="read KEY's real library from PATH instead of the toolkit")
+    ap.add_argument("--wheels", metavar="DIR",
+                    help="root of PyPI's nvidia-* wheels (a site-packages folder, or the folder "
+                         "interpose/tools/fetch_wheels.sh unpacks them into): the source of "
+                         "cufile, cusparselt, nvshmem and nccl")
     ap.add_argument("--only", action="append", default=[], metavar="KEY",
                     help="generate only these shims (" + ", ".join(l.key for l in LIBS) + ")")
     ap.add_argument("--check", action="store_true",
@@ -514,15 +601,27 @@ def main(argv: list[str]) -> int:
             ap.error(f"--only {key}: expected one of {sorted(keys)}")
     root = Path(args.cuda_root)
     include = root / "include"
-    headers = Headers(include) if include.is_dir() else None
+    wheels = Path(args.wheels) if args.wheels else None
+    extra = tuple(sorted({wheel_include(wheels, l) for l in LIBS if l.wheel})) if wheels else ()
+    headers = Headers(include, extra) if include.is_dir() else None
 
     stale = []
     try:
         for lib in LIBS:
             if args.only and lib.key not in args.only:
                 continue
-            path = overrides.get(lib.key) or (root / lib.default if lib.default else None)
-            files = generate(lib, path, include, headers)
+            path = overrides.get(lib.key)
+            lib_include = include
+            if path is None and lib.wheel:
+                if wheels is None:
+                    print(f"{lib.key}: skipped (its source is a wheel: pass --wheels DIR)")
+                    continue
+                path = wheels / lib.wheel
+                lib_include = wheel_include(wheels, lib)
+            elif path is None and lib.default:
+                path = root / lib.default
+            files = generate(lib, path, lib_include, headers,
+                             wheels if lib.wheel and lib.key not in overrides else None)
             outdir = Path(args.out) / lib.key / "generated"
             for fname, content in files.items():
                 target = outdir / fname

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -40,6 +41,9 @@ struct ShimSpec {
   std::vector<const char*> unsupported;
   int not_supported_code;
   const char* not_supported_name;
+  // The list comes from a newer release than the toolkit's (PyTorch's nvidia-* wheel): the
+  // toolkit's library must export a subset of it.
+  bool newer_than_toolkit = false;
 };
 
 // gtest prints the parameter of a failed test with this.
@@ -88,12 +92,13 @@ const std::vector<ShimSpec>& Shims() {
        {"ncclGinBarrierCreateRequirement", "ncclLsaBarrierCreateRequirement",
         "ncclLLA2ACreateRequirement"},
        5,
-       "ncclInvalidUsage"},
+       "ncclInvalidUsage",
+       true},
       {"cuda",
        "libcuda.so.1",
        "lib64/stubs/libcuda.so",
        "-",
-       false,
+       true,
        {"cuInit", "cuDriverGetVersion", "cuGetProcAddress_v2", "cuLaunchKernel", "cuMemAlloc_v2"},
        {"cuTexRefCreate", "cuSurfRefSetArray", "cuGraphicsUnregisterResource"},
        801,
@@ -108,6 +113,88 @@ const std::vector<ShimSpec>& Shims() {
        {"nvmlDeviceGetBAR1MemoryInfo", "nvmlDeviceGetSerial", "nvmlDeviceGetBrand"},
        3,
        "NVML_ERROR_NOT_SUPPORTED"},
+      // The other libraries PyTorch's CUDA wheel links.
+      {"cudnn",
+       "libcudnn.so.9",
+       "lib64/libcudnn.so.9",
+       "libcudnn.so.9",
+       false,
+       {"cudnnCreate", "cudnnGetVersion", "cudnnBackendCreateDescriptor"},
+       {"cudnnTransformTensorEx", "cudnnActivationForward", "cudnnAddTensor"},
+       3000,
+       "CUDNN_STATUS_NOT_SUPPORTED"},
+      {"cusparse",
+       "libcusparse.so.12",
+       "lib64/libcusparse.so.12",
+       "libcusparse.so.12",
+       false,
+       {"cusparseCreate", "cusparseSpMM", "cusparseDestroy"},
+       {"cusparseZcsrilu02_analysis", "cusparseBlockedEllGet", "cusparseBsrSetStridedBatch"},
+       10,
+       "CUSPARSE_STATUS_NOT_SUPPORTED"},
+      {"cufft",
+       "libcufft.so.12",
+       "lib64/libcufft.so.12",
+       "libcufft.so.12",
+       false,
+       {"cufftPlanMany", "cufftExecC2C", "cufftDestroy"},
+       {"cufftXtSetWorkAreaPolicy", "cufftDebug", "cufftDestroy"},
+       16,
+       "CUFFT_NOT_SUPPORTED"},
+      {"cusolver",
+       "libcusolver.so.12",
+       "lib64/libcusolver.so.12",
+       "libcusolver.so.12",
+       false,
+       {"cusolverDnCreate", "cusolverDnXgeqrf", "cusolverDnDestroy"},
+       {"cusolverDnXlarft_bufferSize", "cusolverDnCreateParams", "cusolverDnSgetrf"},
+       9,
+       "CUSOLVER_STATUS_NOT_SUPPORTED"},
+      {"nvrtc",
+       "libnvrtc.so.13",
+       "lib64/libnvrtc.so.13",
+       "libnvrtc.so.13",
+       false,
+       {"nvrtcCreateProgram", "nvrtcCompileProgram", "nvrtcVersion"},
+       {"nvrtcAddNameExpression", "nvrtcCompileProgram", "nvrtcCreateProgram"},
+       11,
+       "NVRTC_ERROR_INTERNAL_ERROR"},
+      {"cupti",
+       "libcupti.so.13",
+       "lib64/libcupti.so.13",
+       "libcupti.so.13",
+       false,
+       {"cuptiSubscribe", "cuptiActivityEnable", "cuptiGetVersion"},
+       {"cuptiUnsubscribe", "cuptiActivityFlushAll", "cuptiSubscribe"},
+       27,
+       "CUPTI_ERROR_NOT_SUPPORTED"},
+      {"cufile",
+       "libcufile.so.0",
+       "",
+       "-",
+       false,
+       {"cuFileDriverOpen", "cuFileRead", "cuFileHandleRegister"},
+       {"cuFileWriteAsync", "cuFileBatchIODestroy", "cuFileBatchIOGetStatus"},
+       5007,
+       "CU_FILE_PLATFORM_NOT_SUPPORTED"},
+      {"cusparselt",
+       "libcusparseLt.so.0",
+       "",
+       "-",
+       false,
+       {"cusparseLtInit", "cusparseLtMatmul", "cusparseLtDestroy"},
+       {"cusparseLtStructuredDescriptorInit", "cusparseLtDestroy", "cusparseLtInit"},
+       10,
+       "CUSPARSE_STATUS_NOT_SUPPORTED"},
+      {"nvshmem",
+       "libnvshmem_host.so.3",
+       "",
+       "NVSHMEM",
+       false,
+       {"nvshmemx_hostlib_init_attr", "nvshmem_malloc", "nvshmem_barrier_all"},
+       {"nvshmemx_hostlib_init_attr", "nvshmemx_init_status", "nvshmem_team_split_strided"},
+       3,
+       "NVSHMEMX_ERROR_NOT_SUPPORTED"},
   };
   return shims;
 }
@@ -272,6 +359,14 @@ TEST_P(ShimAbiTest, ExportsMatchTheRealLibrary) {
   ASSERT_TRUE(ReadElfLibrary(real, &real_elf, &error)) << error;
   EXPECT_EQ(real_elf.soname, s.file);
   ASSERT_FALSE(real_elf.exports.empty());
+  if (s.newer_than_toolkit) {
+    // Every export of the toolkit's older release is still there, under the same version.
+    std::set<Export> missing;
+    for (const auto& e : real_elf.exports)
+      if (!elf_.exports.count(e)) missing.insert(e);
+    EXPECT_TRUE(missing.empty()) << Difference(missing, {}, "the shim");
+    return;
+  }
   std::string diff = Difference(real_elf.exports, elf_.exports, "the shim");
   EXPECT_TRUE(diff.empty()) << "The shim's exports differ from " << real << " (regenerate with "
                             << "python3 interpose/tools/generate_exports.py):\n"
@@ -430,6 +525,69 @@ TEST(DependentShims, LoadTheCudartShimBesideThem) {
     EXPECT_EQ(WEXITSTATUS(status), 0)
         << file << ": 1 = failed to load, 2 = no libcudart.so.13, 3 = not the shim's";
   }
+}
+
+}  // namespace
+}  // namespace myriad::abi
+
+namespace myriad::abi {
+namespace {
+
+// The torch/lib folder of the project's PyTorch venv (scripts/setup_torch.sh), or "".
+std::string TorchLibDir() {
+  const std::string venv = std::string(MYRIAD_SOURCE_DIR) + "/.venv-torch/lib";
+  for (const char* python : {"python3.11", "python3.12", "python3.13", "python3.10"}) {
+    const std::string dir = venv + "/" + python + "/site-packages/torch/lib";
+    if (::access((dir + "/libtorch_cuda.so").c_str(), R_OK) == 0) return dir;
+  }
+  return "";
+}
+
+// Every NVIDIA function PyTorch's libraries import resolves in a shim: the shims' lists are
+// current with the libraries torch's wheel was built against (NCCL 2.30's new calls included).
+TEST(TorchImports, EveryNvidiaImportIsExportedByAShim) {
+  const std::string dir = TorchLibDir();
+  if (dir.empty()) GTEST_SKIP() << "no PyTorch venv (scripts/setup_torch.sh makes one)";
+  std::set<Export> exported;  // name and version, kind ignored
+  std::map<std::string, std::string> soname_of_version;
+  for (const ShimSpec& s : Shims()) {
+    ElfLibrary shim;
+    std::string error;
+    ASSERT_TRUE(ReadElfLibrary(ShimPath(s), &shim, &error)) << error;
+    for (Export e : shim.exports) {
+      e.kind = "";
+      exported.insert(e);
+    }
+    if (std::string(s.version) != "-") soname_of_version[s.version] = s.file;
+  }
+  // Unversioned NVIDIA libraries are recognised by their functions' prefixes.
+  const char* unversioned[] = {"nccl", "pnccl", "cuFile", "cusparseLt", "nvml", "cu"};
+  int checked = 0;
+  std::string missing;
+  for (const char* lib : {"libtorch_cuda.so", "libtorch_python.so", "libtorch_cpu.so",
+                          "libtorch_cuda_linalg.so", "libc10_cuda.so", "libtorch_nvshmem.so",
+                          "libcaffe2_nvrtc.so", "libtorch_global_deps.so"}) {
+    ElfLibrary torch;
+    std::string error;
+    ASSERT_TRUE(ReadElfLibrary(dir + "/" + lib, &torch, &error)) << error;
+    for (Export e : torch.imports) {
+      const bool ours = soname_of_version.count(e.version) > 0;
+      bool nvidia_unversioned = false;
+      if (e.version == "-" && !e.weak)
+        for (const char* p : unversioned) nvidia_unversioned |= e.name.rfind(p, 0) == 0;
+      if (!ours && !nvidia_unversioned) continue;
+      ++checked;
+      const bool weak = e.weak;
+      e.kind = "";
+      e.weak = false;
+      if (!exported.count(e)) missing += "  " + std::string(lib) + ": " + e.name + "@" +
+                                         e.version + (weak ? " (weak)" : "") + "\n";
+    }
+  }
+  EXPECT_GT(checked, 500);
+  EXPECT_TRUE(missing.empty()) << "PyTorch imports that no shim exports (regenerate from the "
+                                  "wheels: interpose/README.md):\n"
+                               << missing;
 }
 
 }  // namespace

@@ -71,11 +71,13 @@ bool ReadElfLibrary(const std::string& path, ElfLibrary* out, std::string* error
   const Elf64_Shdr* dynsym = nullptr;
   const Elf64_Shdr* versym = nullptr;
   const Elf64_Shdr* verdef = nullptr;
+  const Elf64_Shdr* verneed = nullptr;
   const Elf64_Shdr* dynamic = nullptr;
   for (const auto& sh : sections) {
     if (sh.sh_type == SHT_DYNSYM) dynsym = &sh;
     if (sh.sh_type == SHT_GNU_versym) versym = &sh;
     if (sh.sh_type == SHT_GNU_verdef) verdef = &sh;
+    if (sh.sh_type == SHT_GNU_verneed) verneed = &sh;
     if (sh.sh_type == SHT_DYNAMIC) dynamic = &sh;
   }
   if (dynsym == nullptr || dynamic == nullptr || dynsym->sh_link >= sections.size() ||
@@ -125,6 +127,34 @@ bool ReadElfLibrary(const std::string& path, ElfLibrary* out, std::string* error
     }
   }
 
+  // Versions needed from other libraries: index -> name.
+  std::map<uint16_t, std::string> needed_versions;
+  if (verneed != nullptr) {
+    std::vector<char> vn_buf, vn_str;
+    if (verneed->sh_link >= sections.size() || !read_section(*verneed, &vn_buf) ||
+        !read_section(sections[verneed->sh_link], &vn_str)) {
+      *error = path + ": cannot read the needed versions";
+      return false;
+    }
+    size_t off = 0;
+    for (uint64_t i = 0; i < verneed->sh_info && off + sizeof(Elf64_Verneed) <= vn_buf.size();
+         ++i) {
+      Elf64_Verneed vn;
+      std::memcpy(&vn, vn_buf.data() + off, sizeof vn);
+      size_t aux_off = off + vn.vn_aux;
+      for (unsigned j = 0; j < vn.vn_cnt && aux_off + sizeof(Elf64_Vernaux) <= vn_buf.size();
+           ++j) {
+        Elf64_Vernaux aux;
+        std::memcpy(&aux, vn_buf.data() + aux_off, sizeof aux);
+        needed_versions[aux.vna_other] = CString(vn_str, aux.vna_name);
+        if (aux.vna_next == 0) break;
+        aux_off += aux.vna_next;
+      }
+      if (vn.vn_next == 0) break;
+      off += vn.vn_next;
+    }
+  }
+
   // The dynamic symbols.
   std::vector<char> sym_buf, sym_str, ver_buf;
   if (!read_section(*dynsym, &sym_buf) || !read_section(sections[dynsym->sh_link], &sym_str) ||
@@ -139,16 +169,25 @@ bool ReadElfLibrary(const std::string& path, ElfLibrary* out, std::string* error
     int bind = ELF64_ST_BIND(s.st_info);
     int type = ELF64_ST_TYPE(s.st_info);
     int vis = ELF64_ST_VISIBILITY(s.st_other);
-    if (s.st_shndx == SHN_UNDEF) continue;
     if (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE) continue;
     if (vis != STV_DEFAULT && vis != STV_PROTECTED) continue;
     Export e;
     e.name = CString(sym_str, s.st_name);
     e.weak = bind == STB_WEAK;
     e.version = "-";
-    if (!ver_buf.empty() && (i + 1) * sizeof(uint16_t) <= ver_buf.size()) {
-      uint16_t v;
+    uint16_t v = 0;
+    if (!ver_buf.empty() && (i + 1) * sizeof(uint16_t) <= ver_buf.size())
       std::memcpy(&v, ver_buf.data() + i * sizeof(uint16_t), sizeof v);
+    if (s.st_shndx == SHN_UNDEF) {
+      // An import's version index names a version it needs (.gnu.version_r).
+      const uint16_t index = v & 0x7fff;
+      auto it = needed_versions.find(index);
+      if (index > 1) e.version = it != needed_versions.end() ? it->second : "?";
+      e.kind = type == STT_OBJECT ? "object" : "func";
+      out->imports.insert(e);
+      continue;
+    }
+    if (!ver_buf.empty()) {
       uint16_t index = v & 0x7fff;
       if (index > 1) {  // 0: local, 1: global without a version
         auto it = version_names.find(index);

@@ -30,6 +30,9 @@ struct ElfLibrary {
   std::string runpath;                           // DT_RUNPATH
   std::vector<std::string> version_definitions;  // [0] is the BASE entry
   std::set<Export> exports;
+  // Undefined dynamic symbols the library needs from others (weak ones marked so), with the
+  // version each asks for ("-" when none).
+  std::set<Export> imports;
 };
 
 // Reads `path`; on failure returns false and says why in `error`.
