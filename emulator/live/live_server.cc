@@ -52,6 +52,9 @@ struct ProcessState {
     bool outside = false;  // its wait ends by something Myriad does not see
     SimTime time = 0;
     std::shared_ptr<Connection> connection;  // the thread's own, for its answers
+    // Connections holding a batch of this thread until a report of the version given
+    // arrives (it comes over another connection: the waker's or the creator's).
+    std::vector<std::pair<std::uint32_t, std::weak_ptr<Connection>>> deferred;
   };
   ProcessPlacement placement;
   // Thread 0 (the first to call into the shims) runs from time 0 before it says anything;
@@ -260,8 +263,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Send(wire::FrameType::kReply, payload);
   }
   int process() const { return process_; }
+  auto executor() { return socket_.get_executor(); }
   // I/O thread: the run failed; tell the process and hang up.
   void Abort(const std::string& why);
+  // I/O thread: handles the frames it held back (from a batch sent before the report that lets
+  // its thread run arrived).
+  void Resume() {
+    paused_ = false;
+    while (!paused_ && !backlog_.empty() && socket_.is_open()) {
+      auto [header, payload] = std::move(backlog_.front());
+      backlog_.pop_front();
+      if (Status st = Handle(header, payload); !st.ok()) return Fail(st.message());
+    }
+  }
   // The engine's id for a name id of this connection (engine thread only).
   Result<NameId> Intern(std::uint32_t id, NameTable& names) {
     if (id < name_cache_.size() && name_cache_[id] != 0) return name_cache_[id];
@@ -274,7 +288,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
  private:
   void ReadHeader();
   void ReadPayload();
-  Status Handle();
+  // Handles one frame; a batch that must wait for its thread's report pauses the connection.
+  Status Handle(const wire::FrameHeader& header, const std::string& payload);
   void Fail(const std::string& why);
 
   Socket socket_;
@@ -283,6 +298,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string payload_;
   int process_ = -1;
   bool identified_ = false;  // hello handled (or the connection ended first)
+  // While paused, frames read are kept in order until Resume (the first is the held batch).
+  bool paused_ = false;
+  std::deque<std::pair<wire::FrameHeader, std::string>> backlog_;
   std::mutex names_mu_;
   std::vector<std::string> names_;
   std::vector<bool> known_;
@@ -590,17 +608,21 @@ void Connection::ReadPayload() {
   asio::async_read(socket_, asio::buffer(payload_.data(), payload_.size()),
                    [this, self](boost::system::error_code ec, std::size_t) {
                      if (ec) return Fail("the connection broke mid-message");
-                     if (Status st = Handle(); !st.ok()) return Fail(st.message());
+                     if (paused_) {
+                       backlog_.emplace_back(header_, std::move(payload_));
+                     } else if (Status st = Handle(header_, payload_); !st.ok()) {
+                       return Fail(st.message());
+                     }
                      ReadHeader();
                    });
 }
 
-Status Connection::Handle() {
+Status Connection::Handle(const wire::FrameHeader& header, const std::string& payload) {
   std::size_t offset = 0;
-  switch (header_.type) {
+  switch (header.type) {
     case wire::FrameType::kHello: {
       wire::Hello hello;
-      if (process_ >= 0 || !wire::Read(payload_, offset, hello))
+      if (process_ >= 0 || !wire::Read(payload, offset, hello))
         return Status::InvalidArgument("a malformed hello");
       Status st = server_.Bind(hello);
       if (st.ok()) process_ = hello.process;
@@ -611,17 +633,17 @@ Status Connection::Handle() {
     }
     case wire::FrameType::kNames: {
       std::lock_guard<std::mutex> lock(names_mu_);
-      while (offset < payload_.size()) {
+      while (offset < payload.size()) {
         std::uint32_t id = 0, length = 0;
         // Ids are handed out in order from 1: a name defines the next id, or an old one.
-        if (!wire::Read(payload_, offset, id) || !wire::Read(payload_, offset, length) ||
-            payload_.size() < offset + length || id == 0 || id > std::max<size_t>(names_.size(), 1))
+        if (!wire::Read(payload, offset, id) || !wire::Read(payload, offset, length) ||
+            payload.size() < offset + length || id == 0 || id > std::max<size_t>(names_.size(), 1))
           return Status::InvalidArgument("a malformed name table");
         if (id >= names_.size()) {
           names_.resize(id + 1);
           known_.resize(id + 1, false);
         }
-        names_[id].assign(payload_.data() + offset, length);
+        names_[id].assign(payload.data() + offset, length);
         known_[id] = true;
         offset += length;
       }
@@ -630,8 +652,8 @@ Status Connection::Handle() {
     case wire::FrameType::kOps: {
       wire::OpsHeader ops_header;
       if (process_ < 0) return Status::InvalidArgument("ops before hello");
-      if (!wire::Read(payload_, offset, ops_header) ||
-          payload_.size() != offset + ops_header.count * sizeof(wire::WireOp) ||
+      if (!wire::Read(payload, offset, ops_header) ||
+          payload.size() != offset + ops_header.count * sizeof(wire::WireOp) ||
           ops_header.thread > 4096 || ops_header.thread_time_ps < 0)
         return Status::InvalidArgument("a malformed op batch");
       LiveSource* source = server_.Source(process_, ops_header.device);
@@ -640,9 +662,17 @@ Status Connection::Handle() {
             fmt::format("ops for device {}, which it does not have", ops_header.device));
       std::vector<wire::WireOp> ops(ops_header.count);
       if (!ops.empty())
-        std::memcpy(ops.data(), payload_.data() + offset, ops.size() * sizeof(wire::WireOp));
+        std::memcpy(ops.data(), payload.data() + offset, ops.size() * sizeof(wire::WireOp));
       {
         std::lock_guard<std::mutex> lock(server_.state().mu);
+        ProcessState::Thread& sender =
+            server_.state().processes[static_cast<size_t>(process_)].threads[ops_header.thread];
+        if (ops_header.state_version > sender.version) {
+          sender.deferred.emplace_back(ops_header.state_version, weak_from_this());
+          paused_ = true;
+          backlog_.emplace_front(header, payload);
+          return Status::Ok();
+        }
         int owner = -1;
         if (!source->ClaimLocked(process_, &owner))
           return Status::InvalidArgument(fmt::format(
@@ -665,9 +695,10 @@ Status Connection::Handle() {
     case wire::FrameType::kThread: {
       wire::ThreadState report;
       if (process_ < 0) return Status::InvalidArgument("a thread report before hello");
-      if (!wire::Read(payload_, offset, report) || report.thread > 4096 || report.time < 0 ||
+      if (!wire::Read(payload, offset, report) || report.thread > 4096 || report.time < 0 ||
           static_cast<std::uint32_t>(report.state) > 4)
         return Status::InvalidArgument("a malformed thread report");
+      std::vector<std::shared_ptr<Connection>> resumed;
       {
         std::lock_guard<std::mutex> lock(server_.state().mu);
         ProcessState& state = server_.state().processes[static_cast<size_t>(process_)];
@@ -686,14 +717,25 @@ Status Connection::Handle() {
             thread.connection = shared_from_this();  // the answer goes to the sleeper
             server_.state().timers.insert({report.time, process_, report.thread, report.version});
           }
+          // The thread's batches that waited for this report go on now.
+          auto& d = thread.deferred;
+          for (auto it = d.begin(); it != d.end();) {
+            if (it->first > thread.version) {
+              ++it;
+              continue;
+            }
+            if (auto c = it->second.lock()) resumed.push_back(std::move(c));
+            it = d.erase(it);
+          }
         }
       }
+      for (auto& c : resumed) asio::post(c->executor(), [c] { c->Resume(); });
       server_.PokeProcess(process_);
       return Status::Ok();
     }
     default:
       return Status::InvalidArgument(
-          fmt::format("an unknown frame type {}", static_cast<std::uint32_t>(header_.type)));
+          fmt::format("an unknown frame type {}", static_cast<std::uint32_t>(header.type)));
   }
 }
 

@@ -114,6 +114,9 @@ struct ThreadState {
   // host_mu, which is never held across I/O, so other threads may look at any time.
   RawMutex host_mu;
   std::uint32_t version = 0;
+  // The version of the report that last said it runs (its creation, a wake, a resume): its
+  // batches must not be taken before Myriad has that report (OpsHeader::state_version).
+  std::uint32_t running_version = 0;
   bool blocked = false;  // waits on the host; another thread may wake it
   bool exited = false;
 };
@@ -188,8 +191,13 @@ bool SendBatch(ThreadState& t) {
   const int node_device = t.batch_device >= 0 && t.batch_device < s.devices
                               ? s.node_device[static_cast<size_t>(t.batch_device)]
                               : t.batch_device;
+  std::uint32_t state_version = 0;
+  {
+    std::lock_guard<RawMutex> host(t.host_mu);
+    state_version = t.running_version;
+  }
   if (!t.client.SendOps(node_device, t.batch.data(), static_cast<std::uint32_t>(t.batch.size()),
-                        t.index, t.clock_ps.load()))
+                        t.index, t.clock_ps.load(), state_version))
     RunEnded(t);
   t.batch.clear();
   return true;
@@ -250,7 +258,7 @@ std::uint32_t MarkRunning(ThreadState& t) {
   std::lock_guard<RawMutex> host(t.host_mu);
   if (!t.blocked) return 0;
   t.blocked = false;
-  return NextVersion(t);
+  return t.running_version = NextVersion(t);
 }
 
 // Records `op` if its stream is capturing (or joins a capture through an event); true if so.
@@ -419,7 +427,7 @@ void* ThreadCreated() {
   std::uint32_t version = 0;
   {
     std::lock_guard<RawMutex> lock(child->host_mu);
-    version = NextVersion(*child);
+    version = child->running_version = NextVersion(*child);
   }
   std::lock_guard<RawMutex> lock(creator.mu);
   Report(creator, *child, wire::HostState::kRunning, child->clock_ps.load(), version);
@@ -497,9 +505,12 @@ void HostWake(void* handle, std::int64_t at) {
     if (!target.blocked) return;
     RaiseClock(target, std::max(at, waker.clock_ps.load()));
     target.blocked = false;
-    version = NextVersion(target);
+    version = target.running_version = NextVersion(target);
   }
   std::lock_guard<RawMutex> lock(waker.mu);
+  // What the waker enqueued comes before what the woken thread enqueues next (PyTorch's
+  // autograd thread launches the backward, then wakes the main thread, which synchronises).
+  SendBatch(waker);
   Report(waker, target, wire::HostState::kRunning, target.clock_ps.load(), version);
 }
 

@@ -60,12 +60,14 @@ class Client {
     return SendFrame(FrameType::kNames, payload);
   }
   bool SendOps(std::int32_t device, const WireOp* ops, std::uint32_t count,
-               std::uint32_t thread = 0, std::int64_t thread_time_ps = 0) {
+               std::uint32_t thread = 0, std::int64_t thread_time_ps = 0,
+               std::uint32_t state_version = 0) {
     std::string payload;
     OpsHeader header;
     header.device = device;
     header.thread = thread;
     header.thread_time_ps = thread_time_ps;
+    header.state_version = state_version;
     header.count = count;
     Append(payload, header);
     payload.append(reinterpret_cast<const char*>(ops), count * sizeof(WireOp));

@@ -18,7 +18,7 @@
 namespace myriad::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4452594d;  // "MYRD"
-inline constexpr std::uint32_t kVersion = 3;
+inline constexpr std::uint32_t kVersion = 4;
 inline constexpr std::uint32_t kMaxFrameBytes = 1u << 20;
 
 enum class FrameType : std::uint32_t {
@@ -68,7 +68,11 @@ struct OpsHeader {
   std::uint32_t thread = 0;         // the sending thread, numbered by the client from 0
   std::int64_t thread_time_ps = 0;  // the thread's virtual clock when it sent the batch
   std::uint32_t count = 0;
-  std::uint32_t reserved = 0;
+  // The version of the report that last said the sending thread runs (its creation, a wake,
+  // a resume). That report may travel over another thread's connection (its waker's, its
+  // creator's), and the batch must not be taken before it: Myriad holds the batch until it
+  // has that report, so the waker's earlier ops come first.
+  std::uint32_t state_version = 0;
 };
 
 // Op kinds on the wire: emulator::OpKind values, plus calls only live processes make.

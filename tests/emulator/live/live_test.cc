@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <thread>
 
 #include "myriad/emulator/engine.h"
@@ -188,6 +189,42 @@ TEST(LiveServerTest, HostThreadsReportWaitsAndSleeps) {
   EXPECT_EQ(woke_at, 500 * kUs);     // the sleep's deadline, not sooner, whatever the wall clock
   EXPECT_EQ(synced_at, 500 * kUs);   // the kernel [1, 101] was long done
   EXPECT_EQ(result->world_size, 1);  // GPU 1 only: nothing used GPU 0
+}
+
+// A woken thread's batch may reach Myriad before the report of the wake, which its waker sends
+// after its own ops over its own connection (PyTorch: the autograd thread launches the backward,
+// wakes the main thread, which synchronises). The batch waits for the report, so the waker's
+// kernel comes first on the stream and the synchronisation waits for it.
+TEST(LiveServerTest, AWokenThreadsBatchWaitsForTheWakersReport) {
+  LiveOptions options;
+  auto workload = LiveWorkload::Start(options);
+  ASSERT_TRUE(workload.ok());
+  std::int64_t synced_at = -1;
+  std::thread process([&, path = (*workload)->socket_path()] {
+    wire::Client waker, woken;
+    ASSERT_TRUE(waker.Connect(path));
+    ASSERT_TRUE(waker.SendHello(0, 1));
+    ASSERT_TRUE(waker.SendNames({{1, "backward"}}));
+    ASSERT_TRUE(waker.SendThread({1, 1, wire::HostState::kRunning, 0, 0}));  // creates thread 1
+    ASSERT_TRUE(woken.Connect(path));
+    ASSERT_TRUE(woken.SendHello(0, 1));
+    ASSERT_TRUE(woken.SendThread({1, 2, wire::HostState::kBlocked, 0, 0}));
+    // Woken (version 3) before the waker has said so: this batch must wait for the report.
+    const wire::WireOp sync = Sync(OpKind::kDeviceSync);
+    ASSERT_TRUE(woken.SendOps(0, &sync, 1, 1, 0, 3));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // Myriad reads it first
+    const wire::WireOp kernel = Kernel(1, 100);
+    ASSERT_TRUE(waker.SendOps(0, &kernel, 1, 0, 0));
+    ASSERT_TRUE(waker.SendThread({1, 3, wire::HostState::kRunning, 0, 0}));
+    ASSERT_TRUE(waker.SendThread({0, 1, wire::HostState::kExited, 0, 0}));
+    wire::Reply reply;
+    ASSERT_TRUE(woken.ReadReply(reply));
+    synced_at = reply.host_time_ps;
+  });
+  auto result = RunEngine(**workload, netmodel::testing::DgxCluster("h100-sxm", 1), Options());
+  process.join();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(synced_at, 101 * kUs);  // the kernel [1, 101] came first
 }
 
 TEST(LiveServerTest, ABadClientIsDroppedAndItsRanksFail) {
