@@ -19,9 +19,9 @@ installed && exit 0
 
 echo "setup: installing torch $torch_version into $venv (PyPI's CUDA wheel, no nvidia-* wheels)"
 [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
-"$venv/bin/pip" install -q --disable-pip-version-check --no-deps \
-  "torch==$torch_version" "triton==$triton_version"
-# torch's own Python dependencies, and numpy, which torch uses when it is there.
-"$venv/bin/pip" install -q --disable-pip-version-check \
-  filelock typing-extensions sympy networkx jinja2 fsspec setuptools numpy
+pip=("$venv/bin/pip" install -q --disable-pip-version-check --no-warn-conflicts)
+"${pip[@]}" --no-deps "torch==$torch_version" "triton==$triton_version"
+# torch's own Python dependencies (setuptools>=77 for torch.compile's builds), and numpy,
+# which torch uses when it is there.
+"${pip[@]}" filelock typing-extensions sympy networkx jinja2 fsspec "setuptools>=77.0.3" numpy
 installed || { echo "setup: torch $torch_version did not install into $venv" >&2; exit 1; }

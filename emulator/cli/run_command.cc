@@ -327,13 +327,14 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
                                {},
                                failure,
                                {}};
-  // Kernels are timed, not run: what a program reads back from device memory is zeros.
-  if (const std::uint64_t zeros = (*workload)->bytes_read_back(); zeros > 0)
+  // Kernels are timed, not run: what a program reads back holds only what copies, memsets and
+  // small collectives put there.
+  if (const std::uint64_t read = (*workload)->bytes_read_back(); read > 0)
     context.notes.push_back(fmt::format(
-        "{} bytes were copied back from device memory and read as zeros: Myriad times kernels "
-        "and copies but does not run them, so values computed on the GPU (losses, checks) are "
-        "not real",
-        zeros));
+        "{} bytes were copied back from device memory: Myriad times kernels but does not run "
+        "them, so values computed on the GPU (losses, checks) are not real (copies and small "
+        "collectives move real bytes)",
+        read));
   // A run that ended badly still reports what ran, marked as failed.
   const emulator::RunResult& ran = result.ok() ? *result : partial;
   const int status = FinishRun(ran, context, flags, out, err);

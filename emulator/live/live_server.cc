@@ -26,6 +26,7 @@
 #include <tuple>
 #include <vector>
 
+#include "collective_data.h"
 #include "myriad/emulator/live.h"
 #include "protocol/wire.h"
 
@@ -480,6 +481,8 @@ class Server : public LiveWorkload {
     return sources_[static_cast<size_t>(place.first_gpu + device)].get();
   }
   LiveState& state() { return state_; }
+  // The small collectives' data (I/O thread only).
+  CollectiveData& data() { return data_; }
   // Every rank the process could feed re-evaluates how far the engine may go without it.
   void PokeProcess(int process) {
     const ProcessPlacement& place = options_.placement[static_cast<size_t>(process)];
@@ -576,6 +579,7 @@ class Server : public LiveWorkload {
   NameTable names_;
   std::vector<CommunicatorSpec> comms_;
   mutable LiveState state_;
+  CollectiveData data_;
   std::vector<std::shared_ptr<LiveSource>> sources_;  // one per GPU any process sees
   std::vector<bool> source_handed_out_;
   // Per process (I/O thread only): its open connections (one per host thread that spoke),
@@ -690,6 +694,31 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
         source->PushLocked(ops_header, ops.data(), thread.connection);
       }
       server_.PokeProcess(process_);  // wakes the source that got the ops too
+      return Status::Ok();
+    }
+    case wire::FrameType::kData: {
+      wire::DataHeader h;
+      if (process_ < 0) return Status::InvalidArgument("data before hello");
+      if (!wire::Read(payload, offset, h) || h.comm_length > 4096 || h.bytes > wire::kMaxDataBytes ||
+          payload.size() != offset + h.comm_length + h.bytes)
+        return Status::InvalidArgument("a malformed data frame");
+      const std::string comm = payload.substr(offset, h.comm_length);
+      auto answers = server_.data().Add(h, comm, payload.substr(offset + h.comm_length),
+                                        shared_from_this());
+      if (!answers.ok()) {
+        server_.CloseProcess(process_, fmt::format("process {}: {}", process_,
+                                                   answers.status().message()));
+        return Status::Ok();
+      }
+      for (const CollectiveData::Answer& a : *answers) {
+        wire::DataReply reply;
+        reply.bytes = static_cast<std::uint32_t>(a.bytes.size());
+        reply.tag = a.tag;
+        std::string out;
+        wire::Append(out, reply);
+        out += a.bytes;
+        std::static_pointer_cast<Connection>(a.to)->Send(wire::FrameType::kDataReply, out);
+      }
       return Status::Ok();
     }
     case wire::FrameType::kThread: {

@@ -29,7 +29,9 @@ class StepTimer:
         self.step = 0
 
     def __enter__(self):
-        torch.cuda.nvtx.range_push(f"Train step {self.step}")
+        self.marked = self.step >= self.warmup  # warm-up steps are not iterations
+        if self.marked:
+            torch.cuda.nvtx.range_push(f"Train step {self.step}")
         self.start = torch.cuda.Event(enable_timing=True)
         self.end = torch.cuda.Event(enable_timing=True)
         self.t0 = time.perf_counter()
@@ -40,8 +42,8 @@ class StepTimer:
         self.end.record()
         torch.cuda.synchronize()
         host = (time.perf_counter() - self.t0) * 1e3
-        torch.cuda.nvtx.range_pop()
-        if self.step >= self.warmup:
+        if self.marked:
+            torch.cuda.nvtx.range_pop()
             self.event_ms.append(self.start.elapsed_time(self.end))
             self.host_ms.append(host)
         self.step += 1

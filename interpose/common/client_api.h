@@ -80,6 +80,19 @@ struct ClientTable {
   int (*device_active)(int device);
   // The device allocation that contains `p`: its start and size; false when none.
   int (*address_range)(const void* p, void** base, std::size_t* bytes);
+  // Small collectives' and send/recvs' data, exchanged for real (nccl.cc): `n` calls (a
+  // group's, or one), each a header with `header.bytes` bytes from its send buffer for its
+  // communicator. Waits (keeping its hold on virtual time) until every call but the sends
+  // has its `recv_bytes` of the result in its receive buffer. Ops the thread enqueued go
+  // first. Returns 0, or non-zero when an answer is not what was asked.
+  struct DataCall {
+    wire::DataHeader header;
+    const char* comm;
+    const void* send;
+    void* recv;
+    std::size_t recv_bytes;
+  };
+  int (*exchange)(DataCall* calls, int n);
 };
 
 // The table, or nullptr when the cudart shim is not Myriad's (or not initialised).

@@ -89,6 +89,7 @@ void HostResume(std::int64_t at);
 void HostWake(void* handle, std::int64_t at);
 void SleepUntil(std::int64_t deadline);
 std::int64_t StartTime(int realtime);
+int Exchange(ClientTable::DataCall* calls, int n);
 
 const ClientTable& Table();
 

@@ -534,7 +534,8 @@ const ClientTable& Table() {
                                     UnreserveForTable,
                                     AccountForTable,
                                     DeviceActive,
-                                    AddressRangeForTable};
+                                    AddressRangeForTable,
+                                    Exchange};
   return table;
 }
 

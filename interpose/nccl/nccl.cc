@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -291,6 +292,9 @@ struct ncclComm {
   std::uint64_t op_count = 0;
   int splits = 0;              // ncclCommSplit calls so far: every member counts the same
   std::vector<bool> user_ops;  // ncclRedOpCreatePreMulSum slots (op = ncclNumOps + slot)
+  // Exchanges of real data so far (Exchange below): collectives, and messages per peer.
+  std::uint64_t data_collectives = 0;
+  std::map<int, std::uint64_t> data_sent, data_received;
   std::vector<void*> registrations;
 };
 
@@ -324,12 +328,16 @@ struct GroupState {
   ncclResult_t error = ncclSuccess;    // the first failure inside the group
   bool nonblocking = false;            // a non-blocking communicator took part
   std::vector<int> blocking_inits;     // devices whose blocking init ncclGroupEnd waits for
+  // Small calls' data (Exchange), sent together at ncclGroupEnd: one thread may call for
+  // every member of a communicator in one group, so no call can wait alone.
+  std::vector<ClientTable::DataCall> data;
 };
 
 thread_local GroupState t_group;
 
 void ClearGroup() {
   t_group.devices.clear();
+  t_group.data.clear();
   t_group.blocking_inits.clear();
   t_group.error = ncclSuccess;
   t_group.nonblocking = false;
@@ -646,6 +654,140 @@ ncclResult_t AddToGroup(const WireOp& op, int device, const char* name) {
   return ncclSuccess;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Real data for small collectives: kernels are timed, not run, but a program that reads back on
+// the host what a broadcast or an all-reduce delivered (PyTorch's DDP, broadcast_object_list)
+// must see the true result. Collectives whose buffers are at most MYRIAD_COLLECTIVE_BYTES
+// (default 64 KiB, at most wire::kMaxDataBytes) move their bytes through Myriad (every member
+// decides alike: the size follows from the call's arguments). Larger ones are timed only: the
+// receive buffers keep what they had.
+
+std::size_t DataLimit() {
+  static const std::size_t limit = [] {
+    const char* v = std::getenv("MYRIAD_COLLECTIVE_BYTES");
+    char* end = nullptr;
+    const unsigned long long n = v && *v ? std::strtoull(v, &end, 10) : 0;
+    const std::size_t chosen =
+        v && *v && end && *end == '\0' ? static_cast<std::size_t>(n) : std::size_t{64} << 10;
+    return std::min<std::size_t>(chosen, myriad::wire::kMaxDataBytes);
+  }();
+  return limit;
+}
+
+std::size_t TypeSize(ncclDataType_t t) {
+  switch (t) {
+    case ncclInt8:
+    case ncclUint8:
+    case ncclFloat8e4m3:
+    case ncclFloat8e5m2:
+      return 1;
+    case ncclFloat16:
+    case ncclBfloat16:
+      return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+// `bytes` at `p` lie in one device allocation (which is host memory under Myriad).
+bool Addressable(const ClientTable* client, const void* p, std::size_t bytes) {
+  void* base = nullptr;
+  std::size_t size = 0;
+  return p && client->address_range(p, &base, &size) &&
+         static_cast<const char*>(p) + bytes <= static_cast<const char*>(base) + size;
+}
+
+// Exchanges the call's data if it is small; timing is Enqueue's. `user_op`: a PreMulSum, whose
+// scalar Myriad does not apply, so its data is not exchanged.
+ncclResult_t Exchange(const Call& call, const void* sendbuff, void* recvbuff, size_t count,
+                      ncclDataType_t datatype, std::uint8_t redop, bool user_op, int root,
+                      ncclComm_t comm, const char* fn) {
+  const ClientTable* client = Client();
+  if (client->version < 4 || client->exchange == nullptr) return ncclSuccess;
+  const std::size_t size = TypeSize(datatype);
+  const auto n = static_cast<std::size_t>(comm->nranks);
+  const bool fp8 = datatype == ncclFloat8e4m3 || datatype == ncclFloat8e5m2;
+  if (call.reduces && (user_op || fp8)) return ncclSuccess;
+  // The largest buffer any member has, from the arguments alone.
+  std::size_t total = count * size;
+  switch (call.coll) {
+    case Coll::kAllGather:
+    case Coll::kReduceScatter:
+    case Coll::kAllToAll:
+    case Coll::kGather:
+    case Coll::kScatter:
+      total = n * count * size;
+      break;
+    default:
+      break;
+  }
+  if (total > DataLimit() || count == 0) return ncclSuccess;
+
+  myriad::wire::DataHeader h;
+  h.coll = static_cast<std::uint8_t>(call.coll);
+  h.dtype = static_cast<std::uint8_t>(datatype);
+  h.redop = redop;
+  h.rank = comm->rank;
+  h.nranks = comm->nranks;
+  h.root = root;
+  h.count = count;
+  const void* send = sendbuff;
+  void* recv = recvbuff;
+  std::size_t send_bytes = count * size, recv_bytes = count * size;
+  if (call.p2p) {
+    const bool sends = call.kind == kKindSend;
+    h.kind = sends ? myriad::wire::DataKind::kSend : myriad::wire::DataKind::kRecv;
+    h.sequence = (sends ? comm->data_sent : comm->data_received)[root]++;
+    if (!sends) send_bytes = 0;
+    if (sends) recv_bytes = 0;
+  } else {
+    h.kind = myriad::wire::DataKind::kCollective;
+    h.sequence = comm->data_collectives++;
+    const bool is_root = comm->rank == root;
+    switch (call.coll) {
+      case Coll::kBroadcast:
+        if (!is_root) send_bytes = 0;
+        break;
+      case Coll::kReduce:
+        if (!is_root) recv_bytes = 0;
+        break;
+      case Coll::kAllGather:
+        recv_bytes = n * count * size;
+        break;
+      case Coll::kGather:
+        recv_bytes = is_root ? n * count * size : 0;
+        break;
+      case Coll::kReduceScatter:
+        send_bytes = n * count * size;
+        break;
+      case Coll::kAllToAll:
+        send_bytes = recv_bytes = n * count * size;
+        break;
+      case Coll::kScatter:
+        send_bytes = is_root ? n * count * size : 0;
+        break;
+      default:
+        break;
+    }
+  }
+  if ((send_bytes > 0 && !Addressable(client, send, send_bytes)) ||
+      (recv_bytes > 0 && !Addressable(client, recv, recv_bytes)))
+    return ncclSuccess;  // not device memory (managed memory, say): timed only
+  h.bytes = static_cast<std::uint32_t>(send_bytes);
+  ClientTable::DataCall data{h, comm->name.c_str(), send, recv, recv_bytes};
+  if (t_group.depth > 0) {
+    t_group.data.push_back(data);
+    return ncclSuccess;
+  }
+  if (client->exchange(&data, 1) != 0)
+    return Fail(ncclInternalError, "%s : Myriad could not exchange the data of this call", fn);
+  return ncclSuccess;
+}
+
 ncclResult_t Enqueue(const Call& call, const void* sendbuff, void* recvbuff, size_t count,
                      ncclDataType_t datatype, ncclRedOp_t redop, int root, ncclComm_t comm,
                      cudaStream_t stream) {
@@ -657,6 +799,7 @@ ncclResult_t Enqueue(const Call& call, const void* sendbuff, void* recvbuff, siz
   if (static_cast<int>(datatype) < 0 || static_cast<int>(datatype) >= ncclNumTypes)
     return Fail(ncclInvalidArgument, "%s : invalid type %d", fn, static_cast<int>(datatype));
   std::uint8_t wire_redop = 0;
+  bool user_op = false;
   if (call.reduces) {
     const int op = static_cast<int>(redop);
     if (op >= 0 && op < ncclNumOps) {
@@ -667,6 +810,7 @@ ncclResult_t Enqueue(const Call& call, const void* sendbuff, void* recvbuff, siz
           !comm->user_ops[static_cast<size_t>(slot)])
         return Fail(ncclInvalidArgument, "%s : invalid reduction operation %d", fn, op);
       wire_redop = 0;  // ncclRedOpCreatePreMulSum: timed as a sum
+      user_op = true;
     }
   }
   if ((call.rooted || call.p2p) && (root < 0 || root >= comm->nranks))
@@ -699,16 +843,19 @@ ncclResult_t Enqueue(const Call& call, const void* sendbuff, void* recvbuff, siz
   op.peer = call.p2p ? root : -1;
   if (t_group.depth > 0) {
     if (!comm->blocking) t_group.nonblocking = true;
-    return AddToGroup(op, comm->device, call.name);
+    if (ncclResult_t r = AddToGroup(op, comm->device, call.name); r != ncclSuccess) return r;
+  } else if (int rc = client->submit(&op, comm->device); rc != 0) {
+    return SendFailed(fn, rc);
   }
-  if (int rc = client->submit(&op, comm->device); rc != 0) return SendFailed(fn, rc);
-  return ncclSuccess;
+  return Exchange(call, sendbuff, recvbuff, count, datatype, wire_redop, user_op,
+                  call.rooted || call.p2p ? root : -1, comm, fn);
 }
 
 // The outermost ncclGroupEnd: each device's operations as one engine group.
 ncclResult_t FlushGroup(const char* fn) {
   std::vector<PendingDevice> devices = std::move(t_group.devices);
   std::vector<int> inits = std::move(t_group.blocking_inits);
+  std::vector<ClientTable::DataCall> data = std::move(t_group.data);
   const bool nonblocking = t_group.nonblocking;
   ClearGroup();
   const ClientTable* client = Client();
@@ -736,6 +883,10 @@ ncclResult_t FlushGroup(const char* fn) {
     myriad::wire::Reply reply;
     if (int rc = client->call(&wait, device, &reply); rc != 0) return SendFailed(fn, rc);
   }
+  // The group's small calls' data, all at once (their ops went first).
+  if (!data.empty() &&
+      client->exchange(data.data(), static_cast<int>(data.size())) != 0)
+    return Fail(ncclInternalError, "%s : Myriad could not exchange the data of the group", fn);
   // Send what the group enqueued now: the thread may next wait on something Myriad cannot see
   // (a host barrier, MPI), and its peers must not wait for ops sitting in its buffer.
   if (inits.empty() && client->version >= 2 && client->flush) client->flush();

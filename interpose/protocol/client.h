@@ -91,6 +91,32 @@ class Client {
     std::size_t offset = 0;
     return header.type == FrameType::kReply && Read(payload, offset, reply);
   }
+  bool SendData(const DataHeader& header, const std::string& comm, const void* bytes) {
+    std::string payload;
+    DataHeader h = header;
+    h.comm_length = static_cast<std::uint32_t>(comm.size());
+    Append(payload, h);
+    payload += comm;
+    payload.append(static_cast<const char*>(bytes), header.bytes);
+    return SendFrame(FrameType::kData, payload);
+  }
+  // Waits for the answer to a kData frame: its bytes land in `bytes`.
+  bool ReadData(DataReply& reply, std::string* bytes, std::string* fatal = nullptr) {
+    FrameHeader header{};
+    if (!ReadAll(&header, sizeof(header)) || header.length > MaxPayload(header.type)) return false;
+    std::string payload(header.length, '\0');
+    if (!ReadAll(payload.data(), payload.size())) return false;
+    if (header.type == FrameType::kFatal) {
+      if (fatal) *fatal = payload;
+      return false;
+    }
+    std::size_t offset = 0;
+    if (header.type != FrameType::kDataReply || !Read(payload, offset, reply) ||
+        payload.size() != offset + reply.bytes)
+      return false;
+    bytes->assign(payload, offset, reply.bytes);
+    return true;
+  }
   int fd() const { return fd_; }
 
  private:

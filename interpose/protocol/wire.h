@@ -28,7 +28,41 @@ enum class FrameType : std::uint32_t {
   kReply = 4,   // Reply
   kFatal = 5,   // text
   kThread = 6,  // ThreadState: a host thread started, waits on the host, resumed, or ended
+  kData = 7,    // DataHeader, the communicator's name, then the bytes this rank contributes
+  kDataReply = 8,  // DataReply, then the bytes this rank receives
 };
+
+// The data of a small collective or send/recv, so that what a program reads back on the host
+// is the real result (nccl.cc decides what is small). Myriad matches the members' frames by
+// (communicator, sequence) and answers each with its part of the result; a send is not
+// answered, a receive is answered with the matching send's bytes. This is apart from timing:
+// the collective's op is timed by the engine as any other.
+enum class DataKind : std::uint8_t { kCollective = 0, kSend = 1, kRecv = 2 };
+struct DataHeader {
+  DataKind kind = DataKind::kCollective;
+  std::uint8_t coll = 0;   // emulator::CollectiveKind
+  std::uint8_t dtype = 0;  // ncclDataType_t
+  std::uint8_t redop = 0;  // ncclRedOp_t (sum, prod, max, min, avg)
+  std::int32_t rank = 0;
+  std::int32_t nranks = 0;
+  std::int32_t root = -1;  // rooted collectives; send/recv: the peer
+  std::uint64_t sequence = 0;  // the communicator's collective count; send/recv: per pair
+  std::uint64_t count = 0;     // elements, as the NCCL call's count argument
+  std::uint32_t comm_length = 0;
+  std::uint32_t bytes = 0;  // contributed bytes after the name
+  // The sender's number for the call, echoed in the answer: a thread that sends a group's
+  // calls at once (ncclGroupEnd) matches the answers, which come as each call completes.
+  std::uint32_t tag = 0;
+  std::uint32_t reserved = 0;
+};
+struct DataReply {
+  std::int32_t status = 0;  // 0 ok; otherwise the exchange failed (the run fails too)
+  std::uint32_t bytes = 0;
+  std::uint32_t tag = 0;  // the call's DataHeader::tag
+  std::uint32_t reserved = 0;
+};
+// The most bytes one rank may send or receive in one exchange.
+inline constexpr std::uint32_t kMaxDataBytes = 64u << 20;
 
 // A host thread's state, as its process sees it. Sent by the thread itself, or by the thread
 // that wakes it (before that one goes on), or by the thread that creates it; `version` orders
@@ -141,6 +175,9 @@ inline std::uint32_t MaxPayload(FrameType type) {
     case FrameType::kOps:
     case FrameType::kFatal:
       return kMaxFrameBytes;
+    case FrameType::kData:
+    case FrameType::kDataReply:
+      return sizeof(DataHeader) + 4096 + kMaxDataBytes;  // a name of up to 4 KiB
   }
   return 0;  // an unknown type carries nothing
 }

@@ -46,7 +46,7 @@ class LiveWorkload : public Workload {
   virtual void Shutdown(const std::string& why) = 0;
   // Whether `process` was told the run had ended (after Stop()): its exit is a consequence.
   virtual bool WasTold(int process) const = 0;
-  // Bytes the processes copied from device memory to the host (which they read as zeros).
+  // Bytes the processes copied from device memory to the host (no kernel wrote any of them).
   virtual std::uint64_t bytes_read_back() const = 0;
   // Stops serving; pending and future replies are dropped.
   virtual void Stop() = 0;

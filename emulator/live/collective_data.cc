@@ -1,0 +1,408 @@
+#include "collective_data.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace myriad::emulator {
+namespace {
+
+// ncclDataType_t (nccl.h) and ncclRedOp_t.
+enum Dtype : std::uint8_t {
+  kInt8,
+  kUint8,
+  kInt32,
+  kUint32,
+  kInt64,
+  kUint64,
+  kFloat16,
+  kFloat32,
+  kFloat64,
+  kBfloat16,
+  kFloat8e4m3,
+  kFloat8e5m2,
+};
+enum Redop : std::uint8_t { kSum, kProd, kMax, kMin, kAvg };
+// emulator::CollectiveKind, as the NCCL shim numbers them.
+enum Coll : std::uint8_t {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSendRecv,
+  kGather,
+  kScatter,
+};
+
+const char* CollName(std::uint8_t c) {
+  static const char* names[] = {"AllReduce", "AllGather", "ReduceScatter",
+                                "Broadcast", "Reduce",    "AlltoAll",
+                                "SendRecv",  "Gather",    "Scatter"};
+  return c < std::size(names) ? names[c] : "an unknown collective";
+}
+
+// IEEE half and bfloat16 through float (round to nearest even on the way back).
+float HalfToFloat(std::uint16_t h) {
+  const std::uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  std::uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      int e = -1;
+      std::uint32_t m = mant;
+      do {
+        ++e;
+        m <<= 1;
+      } while ((m & 0x400) == 0);
+      bits = sign | static_cast<std::uint32_t>(127 - 15 - e) << 23 | (m & 0x3ff) << 13;
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | mant << 13;
+  } else {
+    bits = sign | (exp + 127 - 15) << 23 | mant << 13;
+  }
+  return std::bit_cast<float>(bits);
+}
+std::uint16_t FloatToHalf(float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const int exp = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
+  std::uint32_t mant = x & 0x7fffff;
+  if (((x >> 23) & 0xff) == 0xff) return static_cast<std::uint16_t>(sign | 0x7c00 | (mant ? 0x200 : 0));
+  if (exp >= 31) return static_cast<std::uint16_t>(sign | 0x7c00);
+  if (exp <= 0) {
+    if (exp < -10) return static_cast<std::uint16_t>(sign);
+    mant |= 0x800000;
+    const int shift = 14 - exp;
+    std::uint32_t half = mant >> shift;
+    const std::uint32_t rest = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rest > mid || (rest == mid && (half & 1))) ++half;
+    return static_cast<std::uint16_t>(sign | half);
+  }
+  std::uint32_t half = static_cast<std::uint32_t>(exp) << 10 | mant >> 13;
+  const std::uint32_t rest = mant & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) ++half;  // may carry into the exponent
+  return static_cast<std::uint16_t>(sign | half);
+}
+float Bf16ToFloat(std::uint16_t b) { return std::bit_cast<float>(std::uint32_t{b} << 16); }
+std::uint16_t FloatToBf16(float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  if ((x & 0x7fffffff) > 0x7f800000) return static_cast<std::uint16_t>((x >> 16) | 0x40);  // NaN
+  return static_cast<std::uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+
+template <typename T>
+T Combine(T a, T b, std::uint8_t op) {
+  switch (op) {
+    case kProd:
+      return static_cast<T>(a * b);
+    case kMax:
+      return a > b ? a : b;
+    case kMin:
+      return a < b ? a : b;
+    default:  // sum, and avg's sum
+      return static_cast<T>(a + b);
+  }
+}
+
+// out[i] = op over the ranks' inputs at element offset `first` (count elements).
+template <typename T>
+void ReduceAs(const std::vector<const char*>& inputs, std::size_t first, std::size_t count,
+              std::uint8_t op, char* out) {
+  for (std::size_t i = 0; i < count; ++i) {
+    T acc;
+    std::memcpy(&acc, inputs[0] + (first + i) * sizeof(T), sizeof(T));
+    for (std::size_t r = 1; r < inputs.size(); ++r) {
+      T v;
+      std::memcpy(&v, inputs[r] + (first + i) * sizeof(T), sizeof(T));
+      acc = Combine(acc, v, op);
+    }
+    if (op == kAvg) acc = static_cast<T>(acc / static_cast<T>(inputs.size()));
+    std::memcpy(out + i * sizeof(T), &acc, sizeof(T));
+  }
+}
+// Half and bfloat16 reduce in float, each step rounded back, as NCCL's kernels do.
+template <float (*ToFloat)(std::uint16_t), std::uint16_t (*FromFloat)(float)>
+void ReduceHalfAs(const std::vector<const char*>& inputs, std::size_t first, std::size_t count,
+                  std::uint8_t op, char* out) {
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint16_t bits;
+    std::memcpy(&bits, inputs[0] + (first + i) * 2, 2);
+    float acc = ToFloat(bits);
+    for (std::size_t r = 1; r < inputs.size(); ++r) {
+      std::memcpy(&bits, inputs[r] + (first + i) * 2, 2);
+      acc = ToFloat(FromFloat(Combine(acc, ToFloat(bits), op)));
+    }
+    if (op == kAvg) acc /= static_cast<float>(inputs.size());
+    bits = FromFloat(acc);
+    std::memcpy(out + i * 2, &bits, 2);
+  }
+}
+
+// False for a type Myriad does not reduce (the FP8 types).
+bool Reduce(std::uint8_t dtype, const std::vector<const char*>& inputs, std::size_t first,
+            std::size_t count, std::uint8_t op, char* out) {
+  switch (dtype) {
+    case kInt8:
+      ReduceAs<std::int8_t>(inputs, first, count, op, out);
+      return true;
+    case kUint8:
+      ReduceAs<std::uint8_t>(inputs, first, count, op, out);
+      return true;
+    case kInt32:
+      ReduceAs<std::int32_t>(inputs, first, count, op, out);
+      return true;
+    case kUint32:
+      ReduceAs<std::uint32_t>(inputs, first, count, op, out);
+      return true;
+    case kInt64:
+      ReduceAs<std::int64_t>(inputs, first, count, op, out);
+      return true;
+    case kUint64:
+      ReduceAs<std::uint64_t>(inputs, first, count, op, out);
+      return true;
+    case kFloat32:
+      ReduceAs<float>(inputs, first, count, op, out);
+      return true;
+    case kFloat64:
+      ReduceAs<double>(inputs, first, count, op, out);
+      return true;
+    case kFloat16:
+      ReduceHalfAs<HalfToFloat, FloatToHalf>(inputs, first, count, op, out);
+      return true;
+    case kBfloat16:
+      ReduceHalfAs<Bf16ToFloat, FloatToBf16>(inputs, first, count, op, out);
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool Reduces(std::uint8_t coll) {
+  return coll == kAllReduce || coll == kReduceScatter || coll == kReduce;
+}
+bool Rooted(std::uint8_t coll) {
+  return coll == kBroadcast || coll == kReduce || coll == kGather || coll == kScatter;
+}
+
+// What rank `rank` sends and receives, in elements.
+std::uint64_t SendElements(const wire::DataHeader& h, int rank) {
+  const auto n = static_cast<std::uint64_t>(h.nranks);
+  switch (h.coll) {
+    case kBroadcast:
+      return rank == h.root ? h.count : 0;
+    case kReduceScatter:
+    case kAllToAll:
+      return n * h.count;
+    case kScatter:
+      return rank == h.root ? n * h.count : 0;
+    default:
+      return h.count;
+  }
+}
+std::uint64_t ReceiveElements(const wire::DataHeader& h, int rank) {
+  const auto n = static_cast<std::uint64_t>(h.nranks);
+  switch (h.coll) {
+    case kReduce:
+      return rank == h.root ? h.count : 0;
+    case kAllGather:
+    case kAllToAll:
+      return n * h.count;
+    case kGather:
+      return rank == h.root ? n * h.count : 0;
+    default:
+      return h.count;
+  }
+}
+
+}  // namespace
+
+std::size_t CollectiveData::ElementSize(std::uint8_t dtype) {
+  switch (dtype) {
+    case kInt8:
+    case kUint8:
+    case kFloat8e4m3:
+    case kFloat8e5m2:
+      return 1;
+    case kFloat16:
+    case kBfloat16:
+      return 2;
+    case kInt32:
+    case kUint32:
+    case kFloat32:
+      return 4;
+    case kInt64:
+    case kUint64:
+    case kFloat64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+Result<std::vector<CollectiveData::Answer>> CollectiveData::Add(const wire::DataHeader& header,
+                                                                const std::string& comm,
+                                                                std::string bytes, Peer from) {
+  if (ElementSize(header.dtype) == 0)
+    return Status::InvalidArgument(
+        fmt::format("communicator {}: data of unknown type {}", comm, header.dtype));
+  if (header.nranks < 1 || header.rank < 0 || header.rank >= header.nranks)
+    return Status::InvalidArgument(fmt::format("communicator {}: rank {} of {}", comm,
+                                               header.rank, header.nranks));
+  if (header.kind == wire::DataKind::kCollective)
+    return AddCollective(header, comm, std::move(bytes), std::move(from));
+  if (header.kind == wire::DataKind::kSend || header.kind == wire::DataKind::kRecv)
+    return AddPointToPoint(header, comm, std::move(bytes), std::move(from));
+  return Status::InvalidArgument(fmt::format("communicator {}: an unknown data frame", comm));
+}
+
+Result<std::vector<CollectiveData::Answer>> CollectiveData::AddCollective(
+    const wire::DataHeader& h, const std::string& comm, std::string bytes, Peer from) {
+  const std::size_t size = ElementSize(h.dtype);
+  const std::string call =
+      fmt::format("communicator {}: collective #{} ({})", comm, h.sequence, CollName(h.coll));
+  if (h.coll > kScatter || h.coll == kSendRecv)
+    return Status::InvalidArgument(call + ": not a collective");
+  if (Rooted(h.coll) && (h.root < 0 || h.root >= h.nranks))
+    return Status::InvalidArgument(fmt::format("{}: root {} of {} ranks", call, h.root, h.nranks));
+  if (bytes.size() != SendElements(h, h.rank) * size)
+    return Status::InvalidArgument(fmt::format("{}: rank {} sent {} bytes, {} expected", call,
+                                               h.rank, bytes.size(),
+                                               SendElements(h, h.rank) * size));
+  Collective& c = collectives_[{comm, h.sequence}];
+  if (c.ranks.empty()) {
+    c.first = h;
+    c.first_rank = h.rank;
+    c.ranks.resize(static_cast<std::size_t>(h.nranks));
+  }
+  const wire::DataHeader& f = c.first;
+  if (f.coll != h.coll || f.nranks != h.nranks || f.count != h.count || f.dtype != h.dtype ||
+      (Reduces(h.coll) && f.redop != h.redop) || (Rooted(h.coll) && f.root != h.root))
+    return Status::InvalidArgument(fmt::format(
+        "communicator {}: collective #{} does not match across ranks: rank {} called {} of {} "
+        "elements (type {}, op {}, root {}, {} ranks), rank {} called {} of {} elements (type "
+        "{}, op {}, root {}, {} ranks)",
+        comm, h.sequence, c.first_rank, CollName(f.coll), f.count, f.dtype, f.redop, f.root,
+        f.nranks, h.rank, CollName(h.coll), h.count, h.dtype, h.redop, h.root, h.nranks));
+  Contribution& mine = c.ranks[static_cast<std::size_t>(h.rank)];
+  if (mine.present)
+    return Status::InvalidArgument(fmt::format("{}: rank {} joined twice", call, h.rank));
+  mine = {true, std::move(bytes), std::move(from), h.tag};
+  if (++c.arrived < h.nranks) return std::vector<Answer>{};
+
+  // Everyone is here: each rank's part of the result.
+  const auto n = static_cast<std::size_t>(h.nranks);
+  const std::size_t count = h.count;
+  std::vector<const char*> inputs;
+  for (const Contribution& r : c.ranks) inputs.push_back(r.bytes.data());
+  std::vector<Answer> answers(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    answers[r].to = c.ranks[r].from;
+    answers[r].tag = c.ranks[r].tag;
+    answers[r].bytes.resize(ReceiveElements(h, static_cast<int>(r)) * size);
+  }
+  const auto root = static_cast<std::size_t>(std::max(h.root, 0));
+  bool reduced = true;
+  switch (h.coll) {
+    case kAllReduce:
+      reduced = Reduce(h.dtype, inputs, 0, count, h.redop, answers[0].bytes.data());
+      for (std::size_t r = 1; r < n; ++r) answers[r].bytes = answers[0].bytes;
+      break;
+    case kReduce:
+      reduced = Reduce(h.dtype, inputs, 0, count, h.redop, answers[root].bytes.data());
+      break;
+    case kReduceScatter:
+      for (std::size_t r = 0; r < n && reduced; ++r)
+        reduced = Reduce(h.dtype, inputs, r * count, count, h.redop, answers[r].bytes.data());
+      break;
+    case kBroadcast:
+      for (std::size_t r = 0; r < n; ++r) answers[r].bytes = c.ranks[root].bytes;
+      break;
+    case kAllGather:
+    case kGather:
+      for (std::size_t r = 0; r < n; ++r) {
+        if (answers[r].bytes.empty()) continue;
+        for (std::size_t from_rank = 0; from_rank < n; ++from_rank)
+          std::memcpy(answers[r].bytes.data() + from_rank * count * size,
+                      c.ranks[from_rank].bytes.data(), count * size);
+      }
+      break;
+    case kAllToAll:
+      for (std::size_t r = 0; r < n; ++r)
+        for (std::size_t from_rank = 0; from_rank < n; ++from_rank)
+          std::memcpy(answers[r].bytes.data() + from_rank * count * size,
+                      c.ranks[from_rank].bytes.data() + r * count * size, count * size);
+      break;
+    case kScatter:
+      for (std::size_t r = 0; r < n; ++r)
+        std::memcpy(answers[r].bytes.data(), c.ranks[root].bytes.data() + r * count * size,
+                    count * size);
+      break;
+    default:
+      break;
+  }
+  collectives_.erase({comm, h.sequence});
+  if (!reduced) return Status::Unsupported(call + ": Myriad does not reduce FP8 data");
+  return answers;
+}
+
+Result<std::vector<CollectiveData::Answer>> CollectiveData::AddPointToPoint(
+    const wire::DataHeader& h, const std::string& comm, std::string bytes, Peer from) {
+  if (h.root < 0 || h.root >= h.nranks || h.root == h.rank)
+    return Status::InvalidArgument(
+        fmt::format("communicator {}: rank {} sends to or receives from peer {} of {}", comm,
+                    h.rank, h.root, h.nranks));
+  const bool send = h.kind == wire::DataKind::kSend;
+  const int sender = send ? h.rank : h.root, receiver = send ? h.root : h.rank;
+  const auto key = std::make_tuple(comm, sender, receiver, h.sequence);
+  Message& m = messages_[key];
+  std::vector<Answer> answers;
+  if (send) {
+    if (m.sent)
+      return Status::InvalidArgument(fmt::format(
+          "communicator {}: rank {} sent message #{} to rank {} twice", comm, sender, h.sequence,
+          receiver));
+    if (bytes.size() != h.count * ElementSize(h.dtype))
+      return Status::InvalidArgument(fmt::format("communicator {}: a send of {} bytes for {} "
+                                                 "elements",
+                                                 comm, bytes.size(), h.count));
+    if (m.receiver && (h.count != m.count || h.dtype != m.dtype))
+      return Status::InvalidArgument(fmt::format(
+          "communicator {}: rank {} sent {} elements of type {} to rank {}, which receives {} "
+          "of type {}",
+          comm, sender, h.count, h.dtype, receiver, m.count, m.dtype));
+    m.sent = true;
+    m.bytes = std::move(bytes);
+    m.count = h.count;
+    m.dtype = h.dtype;
+  } else {
+    if (m.receiver)
+      return Status::InvalidArgument(fmt::format(
+          "communicator {}: rank {} received message #{} from rank {} twice", comm, receiver,
+          h.sequence, sender));
+    m.receiver = std::move(from);
+    m.receiver_tag = h.tag;
+    if (!m.sent) {
+      m.count = h.count;
+      m.dtype = h.dtype;
+    }
+    if (m.sent && (h.count != m.count || h.dtype != m.dtype))
+      return Status::InvalidArgument(fmt::format(
+          "communicator {}: rank {} sent {} elements of type {} to rank {}, which receives {} "
+          "of type {}",
+          comm, sender, m.count, m.dtype, receiver, h.count, h.dtype));
+  }
+  if (m.sent && m.receiver) {
+    answers.push_back({std::move(m.receiver), m.receiver_tag, std::move(m.bytes)});
+    messages_.erase(key);
+  }
+  return answers;
+}
+
+}  // namespace myriad::emulator
