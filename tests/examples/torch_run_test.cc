@@ -75,7 +75,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Script{"mlp_adamw", "dgx-h100.toml", 1, "examples/pytorch/mlp_adamw.py"},
                       Script{"ddp_2_ranks", "dgx-h100.toml", 2, "examples/pytorch/ddp.py"},
                       Script{"ddp_8_ranks", "dgx-h100.toml", 8,
-                             "examples/pytorch/ddp.py --steps 5 --layers 2"}),
+                             "examples/pytorch/ddp.py --steps 5 --layers 2"},
+                      Script{"gpt2_ddp_2_ranks", "dgx-h100.toml", 2,
+                             "examples/pytorch/gpt2.py --steps 4 --layers 4"},
+                      Script{"fsdp2_2_ranks", "dgx-h100.toml", 2, "examples/pytorch/fsdp2.py"},
+                      Script{"cuda_graph", "dgx-h100.toml", 1, "examples/pytorch/cuda_graph.py"}),
     [](const ::testing::TestParamInfo<Script>& p) { return std::string(p.param.name); });
 
 // Small collectives carry real data: what a rank reads back after a broadcast or an all-reduce
