@@ -31,10 +31,10 @@ namespace {
 // Preloaded, so that the shims win over a real library found first through a DT_RPATH (PyTorch's
 // libraries point theirs at the nvidia-* wheels): a SONAME already loaded is not loaded again.
 constexpr const char* kShims[] = {
-    "libcudart.so.13",    "libcublas.so.13",   "libcublasLt.so.13",   "libnccl.so.2",
-    "libcuda.so.1",       "libnvidia-ml.so.1", "libcudnn.so.9",       "libcusparse.so.12",
-    "libcufft.so.12",     "libcusolver.so.12", "libnvrtc.so.13",      "libcupti.so.13",
-    "libcufile.so.0",     "libcusparseLt.so.0", "libnvshmem_host.so.3", "libmyriad_preload.so"};
+    "libcudart.so.13", "libcublas.so.13",    "libcublasLt.so.13",    "libnccl.so.2",
+    "libcuda.so.1",    "libnvidia-ml.so.1",  "libcudnn.so.9",        "libcusparse.so.12",
+    "libcufft.so.12",  "libcusolver.so.12",  "libnvrtc.so.13",       "libcupti.so.13",
+    "libcufile.so.0",  "libcusparseLt.so.0", "libnvshmem_host.so.3", "libmyriad_preload.so"};
 
 int FreePort() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -40,9 +40,8 @@ enum Coll : std::uint8_t {
 };
 
 const char* CollName(std::uint8_t c) {
-  static const char* names[] = {"AllReduce", "AllGather", "ReduceScatter",
-                                "Broadcast", "Reduce",    "AlltoAll",
-                                "SendRecv",  "Gather",    "Scatter"};
+  static const char* names[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",
+                                "AlltoAll",  "SendRecv",  "Gather",        "Scatter"};
   return c < std::size(names) ? names[c] : "an unknown collective";
 }
 
@@ -74,7 +73,8 @@ std::uint16_t FloatToHalf(float f) {
   const std::uint32_t sign = (x >> 16) & 0x8000u;
   const int exp = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
   std::uint32_t mant = x & 0x7fffff;
-  if (((x >> 23) & 0xff) == 0xff) return static_cast<std::uint16_t>(sign | 0x7c00 | (mant ? 0x200 : 0));
+  if (((x >> 23) & 0xff) == 0xff)
+    return static_cast<std::uint16_t>(sign | 0x7c00 | (mant ? 0x200 : 0));
   if (exp >= 31) return static_cast<std::uint16_t>(sign | 0x7c00);
   if (exp <= 0) {
     if (exp < -10) return static_cast<std::uint16_t>(sign);
@@ -253,8 +253,8 @@ Result<std::vector<CollectiveData::Answer>> CollectiveData::Add(const wire::Data
     return Status::InvalidArgument(
         fmt::format("communicator {}: data of unknown type {}", comm, header.dtype));
   if (header.nranks < 1 || header.rank < 0 || header.rank >= header.nranks)
-    return Status::InvalidArgument(fmt::format("communicator {}: rank {} of {}", comm,
-                                               header.rank, header.nranks));
+    return Status::InvalidArgument(
+        fmt::format("communicator {}: rank {} of {}", comm, header.rank, header.nranks));
   if (header.kind == wire::DataKind::kCollective)
     return AddCollective(header, comm, std::move(bytes), std::move(from));
   if (header.kind == wire::DataKind::kSend || header.kind == wire::DataKind::kRecv)
@@ -262,8 +262,10 @@ Result<std::vector<CollectiveData::Answer>> CollectiveData::Add(const wire::Data
   return Status::InvalidArgument(fmt::format("communicator {}: an unknown data frame", comm));
 }
 
-Result<std::vector<CollectiveData::Answer>> CollectiveData::AddCollective(
-    const wire::DataHeader& h, const std::string& comm, std::string bytes, Peer from) {
+Result<std::vector<CollectiveData::Answer>> CollectiveData::AddCollective(const wire::DataHeader& h,
+                                                                          const std::string& comm,
+                                                                          std::string bytes,
+                                                                          Peer from) {
   const std::size_t size = ElementSize(h.dtype);
   const std::string call =
       fmt::format("communicator {}: collective #{} ({})", comm, h.sequence, CollName(h.coll));
@@ -365,13 +367,14 @@ Result<std::vector<CollectiveData::Answer>> CollectiveData::AddPointToPoint(
   std::vector<Answer> answers;
   if (send) {
     if (m.sent)
-      return Status::InvalidArgument(fmt::format(
-          "communicator {}: rank {} sent message #{} to rank {} twice", comm, sender, h.sequence,
-          receiver));
+      return Status::InvalidArgument(
+          fmt::format("communicator {}: rank {} sent message #{} to rank {} twice", comm, sender,
+                      h.sequence, receiver));
     if (bytes.size() != h.count * ElementSize(h.dtype))
-      return Status::InvalidArgument(fmt::format("communicator {}: a send of {} bytes for {} "
-                                                 "elements",
-                                                 comm, bytes.size(), h.count));
+      return Status::InvalidArgument(
+          fmt::format("communicator {}: a send of {} bytes for {} "
+                      "elements",
+                      comm, bytes.size(), h.count));
     if (m.receiver && (h.count != m.count || h.dtype != m.dtype))
       return Status::InvalidArgument(fmt::format(
           "communicator {}: rank {} sent {} elements of type {} to rank {}, which receives {} "
@@ -383,9 +386,9 @@ Result<std::vector<CollectiveData::Answer>> CollectiveData::AddPointToPoint(
     m.dtype = h.dtype;
   } else {
     if (m.receiver)
-      return Status::InvalidArgument(fmt::format(
-          "communicator {}: rank {} received message #{} from rank {} twice", comm, receiver,
-          h.sequence, sender));
+      return Status::InvalidArgument(
+          fmt::format("communicator {}: rank {} received message #{} from rank {} twice", comm,
+                      receiver, h.sequence, sender));
     m.receiver = std::move(from);
     m.receiver_tag = h.tag;
     if (!m.sent) {

@@ -699,15 +699,15 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
     case wire::FrameType::kData: {
       wire::DataHeader h;
       if (process_ < 0) return Status::InvalidArgument("data before hello");
-      if (!wire::Read(payload, offset, h) || h.comm_length > 4096 || h.bytes > wire::kMaxDataBytes ||
-          payload.size() != offset + h.comm_length + h.bytes)
+      if (!wire::Read(payload, offset, h) || h.comm_length > 4096 ||
+          h.bytes > wire::kMaxDataBytes || payload.size() != offset + h.comm_length + h.bytes)
         return Status::InvalidArgument("a malformed data frame");
       const std::string comm = payload.substr(offset, h.comm_length);
-      auto answers = server_.data().Add(h, comm, payload.substr(offset + h.comm_length),
-                                        shared_from_this());
+      auto answers =
+          server_.data().Add(h, comm, payload.substr(offset + h.comm_length), shared_from_this());
       if (!answers.ok()) {
-        server_.CloseProcess(process_, fmt::format("process {}: {}", process_,
-                                                   answers.status().message()));
+        server_.CloseProcess(process_,
+                             fmt::format("process {}: {}", process_, answers.status().message()));
         return Status::Ok();
       }
       for (const CollectiveData::Answer& a : *answers) {

@@ -24,8 +24,8 @@
 #include "common/unsupported.h"
 
 // The runtime's internal launch entry (cudart shim), which takes a kernel handle.
-extern "C" cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block,
-                                          void** args, size_t shared, cudaStream_t stream);
+extern "C" cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
+                                          size_t shared, cudaStream_t stream);
 
 namespace myriad::shim {
 namespace {
@@ -199,14 +199,13 @@ CUresult ProcAddressOf(const char* symbol, void** pfn, int version, cuuint64_t f
   const ProcAddress* chosen = per_thread && best_per_thread ? best_per_thread : best;
   if (!chosen) {
     if (status)
-      *status = known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
-                      : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+      *status =
+          known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     return CUDA_ERROR_NOT_FOUND;
   }
   void* self = OwnHandle();
   *pfn = self ? ::dlsym(self, chosen->symbol) : nullptr;
-  if (status)
-    *status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  if (status) *status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
@@ -519,8 +518,8 @@ MYRIAD_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr* base, size_t* bytes,
 
 // Copies: the driver's typed forms of cudaMemcpy (the runtime infers the direction).
 MYRIAD_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
-  return shim::FromRuntime(cudaMemcpy(reinterpret_cast<void*>(dst),
-                                      reinterpret_cast<const void*>(src), bytes, cudaMemcpyDefault));
+  return shim::FromRuntime(cudaMemcpy(
+      reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes, cudaMemcpyDefault));
 }
 MYRIAD_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
   return shim::FromRuntime(cudaMemcpyAsync(reinterpret_cast<void*>(dst),
@@ -545,10 +544,9 @@ MYRIAD_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, si
   return shim::FromRuntime(
       cudaMemcpyAsync(reinterpret_cast<void*>(dst), src, bytes, cudaMemcpyHostToDevice, s));
 }
-MYRIAD_EXPORT CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes,
-                                            CUstream s) {
-  return shim::FromRuntime(cudaMemcpyAsync(dst, reinterpret_cast<const void*>(src), bytes,
-                                           cudaMemcpyDeviceToHost, s));
+MYRIAD_EXPORT CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  return shim::FromRuntime(
+      cudaMemcpyAsync(dst, reinterpret_cast<const void*>(src), bytes, cudaMemcpyDeviceToHost, s));
 }
 MYRIAD_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                                             CUstream s) {
@@ -559,8 +557,7 @@ MYRIAD_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, si
 MYRIAD_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t n) {
   return shim::FromRuntime(cudaMemset(reinterpret_cast<void*>(dst), value, n));
 }
-MYRIAD_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n,
-                                       CUstream s) {
+MYRIAD_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream s) {
   return shim::FromRuntime(cudaMemsetAsync(reinterpret_cast<void*>(dst), value, n, s));
 }
 
@@ -615,9 +612,8 @@ MYRIAD_EXPORT CUresult cuStreamWriteValue32_v2(CUstream s, CUdeviceptr p, cuuint
   if (e == cudaSuccess) std::memcpy(dst, &value, sizeof value);
   return shim::FromRuntime(e);
 }
-MYRIAD_EXPORT CUresult myriad_cuStreamWriteValue32_v1(CUstream s, CUdeviceptr p, cuuint32_t value,
-                                                      unsigned flags)
-    __asm__("cuStreamWriteValue32");
+MYRIAD_EXPORT CUresult myriad_cuStreamWriteValue32_v1(
+    CUstream s, CUdeviceptr p, cuuint32_t value, unsigned flags) __asm__("cuStreamWriteValue32");
 MYRIAD_EXPORT CUresult myriad_cuStreamWriteValue32_v1(CUstream s, CUdeviceptr p, cuuint32_t value,
                                                       unsigned flags) {
   return cuStreamWriteValue32_v2(s, p, value, flags);
@@ -653,9 +649,9 @@ MYRIAD_EXPORT CUresult cuLibraryLoadData(CUlibrary* library, const void* code, C
   *library = reinterpret_cast<CUlibrary>(new shim::Module());
   return CUDA_SUCCESS;
 }
-MYRIAD_EXPORT CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* path,
-                                             CUjit_option* o, void** ov, unsigned n,
-                                             CUlibraryOption* lo, void** lov, unsigned ln) {
+MYRIAD_EXPORT CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* path, CUjit_option* o,
+                                             void** ov, unsigned n, CUlibraryOption* lo, void** lov,
+                                             unsigned ln) {
   return cuLibraryLoadData(library, path, o, ov, n, lo, lov, ln);
 }
 MYRIAD_EXPORT CUresult cuLibraryUnload(CUlibrary library) {
@@ -720,13 +716,11 @@ MYRIAD_EXPORT CUresult cuFuncGetAttribute(int* value, CUfunction_attribute attri
       *value = fn->max_dynamic_shared;
       return CUDA_SUCCESS;
     default:
-      return static_cast<CUresult>(
-          myriad::shim::Unsupported("cuFuncGetAttribute (this attribute)",
-                                    myriad::shim::Library::kCuda));
+      return static_cast<CUresult>(myriad::shim::Unsupported("cuFuncGetAttribute (this attribute)",
+                                                             myriad::shim::Library::kCuda));
   }
 }
-MYRIAD_EXPORT CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attribute,
-                                          int value) {
+MYRIAD_EXPORT CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attribute, int value) {
   shim::Function* fn = shim::AsFunction(f);
   if (!fn) return CUDA_ERROR_INVALID_HANDLE;
   if (attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) fn->max_dynamic_shared = value;
@@ -746,11 +740,8 @@ MYRIAD_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, 
   *blocks = std::max(1, 2048 / block_size);  // threads per SM over threads per block
   return CUDA_SUCCESS;
 }
-MYRIAD_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* blocks,
-                                                                            CUfunction f,
-                                                                            int block_size,
-                                                                            size_t shared,
-                                                                            unsigned) {
+MYRIAD_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    int* blocks, CUfunction f, int block_size, size_t shared, unsigned) {
   return cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks, f, block_size, shared);
 }
 
@@ -760,9 +751,8 @@ MYRIAD_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, un
   return shim::Launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, false);
 }
 MYRIAD_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-                                           unsigned bx, unsigned by, unsigned bz,
-                                           unsigned shared, CUstream stream, void** params,
-                                           void**) {
+                                           unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                                           CUstream stream, void** params, void**) {
   return shim::Launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, true);
 }
 MYRIAD_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig* c, CUfunction f, void** params,

@@ -1,6 +1,5 @@
 #include "cudart/client.h"
 
-
 #include <dlfcn.h>
 #include <poll.h>
 #include <sys/syscall.h>

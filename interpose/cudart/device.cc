@@ -363,8 +363,7 @@ MYRIAD_EXPORT cudaError_t cudaDeviceGetPCIBusId(char* id, int length, int device
   cudaDeviceProp p;
   if (!id || length <= 0) return cudaErrorInvalidValue;
   if (cudaError_t e = cudaGetDeviceProperties(&p, device); e != cudaSuccess) return e;
-  std::snprintf(id, static_cast<std::size_t>(length), "%08X:%02X:00.0", p.pciDomainID,
-                p.pciBusID);
+  std::snprintf(id, static_cast<std::size_t>(length), "%08X:%02X:00.0", p.pciDomainID, p.pciBusID);
   return cudaSuccess;
 }
 

@@ -16,7 +16,8 @@ cudaError_t EntryPoint(const char* symbol, void** function, int version, unsigne
                        cudaDriverEntryPointQueryResult* status) {
   if (!symbol || !function) return cudaErrorInvalidValue;
   // The driver shim is preloaded beside this one; found by name so neither links the other.
-  static const auto get = reinterpret_cast<GetProcAddress>(::dlsym(RTLD_DEFAULT, "cuGetProcAddress_v2"));
+  static const auto get =
+      reinterpret_cast<GetProcAddress>(::dlsym(RTLD_DEFAULT, "cuGetProcAddress_v2"));
   if (!get) return cudaErrorNotSupported;
   CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   const CUresult r = get(symbol, function, version, flags, &found);

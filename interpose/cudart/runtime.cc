@@ -781,8 +781,7 @@ MYRIAD_EXPORT cudaError_t cudaMemcpyPeerAsync(void* dst, int, const void* src, i
 MYRIAD_EXPORT cudaError_t cudaMemset(void* dst, int value, size_t bytes) {
   return shim::Set(dst, static_cast<unsigned>(value), 1, bytes, nullptr, false);
 }
-MYRIAD_EXPORT cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes,
-                                          cudaStream_t stream) {
+MYRIAD_EXPORT cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t stream) {
   return shim::Set(dst, static_cast<unsigned>(value), 1, bytes, stream, true);
 }
 MYRIAD_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
@@ -1102,8 +1101,7 @@ MYRIAD_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream,
                                                    cudaStreamCaptureStatus* status,
                                                    unsigned long long* id, cudaGraph_t* graph,
                                                    const cudaGraphNode_t** dependencies,
-                                                   const cudaGraphEdgeData** edges,
-                                                   size_t* count) {
+                                                   const cudaGraphEdgeData** edges, size_t* count) {
   int device = 0;
   std::int32_t stream_id = 0;
   if (!status) return Fail(cudaErrorInvalidValue);
@@ -1111,9 +1109,11 @@ MYRIAD_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream,
   const bool capturing = shim::IsCapturing(device, stream_id);
   *status = capturing ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
   // One capture per stream at a time: (device, stream) names it.
-  if (id) *id = capturing ? (static_cast<unsigned long long>(device) << 32 |
-                             static_cast<std::uint32_t>(stream_id)) + 1
-                          : 0;
+  if (id)
+    *id = capturing ? (static_cast<unsigned long long>(device) << 32 |
+                       static_cast<std::uint32_t>(stream_id)) +
+                          1
+                    : 0;
   if (graph) *graph = nullptr;  // the graph being built is not exposed
   if (dependencies) *dependencies = nullptr;
   if (edges) *edges = nullptr;

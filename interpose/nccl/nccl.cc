@@ -884,8 +884,7 @@ ncclResult_t FlushGroup(const char* fn) {
     if (int rc = client->call(&wait, device, &reply); rc != 0) return SendFailed(fn, rc);
   }
   // The group's small calls' data, all at once (their ops went first).
-  if (!data.empty() &&
-      client->exchange(data.data(), static_cast<int>(data.size())) != 0)
+  if (!data.empty() && client->exchange(data.data(), static_cast<int>(data.size())) != 0)
     return Fail(ncclInternalError, "%s : Myriad could not exchange the data of the group", fn);
   // Send what the group enqueued now: the thread may next wait on something Myriad cannot see
   // (a host barrier, MPI), and its peers must not wait for ops sitting in its buffer.

@@ -16,12 +16,12 @@
 namespace {
 
 using nvmlReturn_t = int;
-constexpr nvmlReturn_t kSuccess = 0;               // NVML_SUCCESS
-constexpr nvmlReturn_t kInvalidArgument = 2;       // NVML_ERROR_INVALID_ARGUMENT
-constexpr nvmlReturn_t kNotSupported = 3;          // NVML_ERROR_NOT_SUPPORTED
-constexpr nvmlReturn_t kInsufficientSize = 7;      // NVML_ERROR_INSUFFICIENT_SIZE
-constexpr nvmlReturn_t kNotFound = 6;              // NVML_ERROR_NOT_FOUND
-constexpr nvmlReturn_t kUninitialized = 1;         // NVML_ERROR_UNINITIALIZED
+constexpr nvmlReturn_t kSuccess = 0;                   // NVML_SUCCESS
+constexpr nvmlReturn_t kInvalidArgument = 2;           // NVML_ERROR_INVALID_ARGUMENT
+constexpr nvmlReturn_t kNotSupported = 3;              // NVML_ERROR_NOT_SUPPORTED
+constexpr nvmlReturn_t kInsufficientSize = 7;          // NVML_ERROR_INSUFFICIENT_SIZE
+constexpr nvmlReturn_t kNotFound = 6;                  // NVML_ERROR_NOT_FOUND
+constexpr nvmlReturn_t kUninitialized = 1;             // NVML_ERROR_UNINITIALIZED
 constexpr nvmlReturn_t kArgumentVersionMismatch = 25;  // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
 
 struct Device {

@@ -23,12 +23,12 @@ inline constexpr std::uint32_t kMaxFrameBytes = 1u << 20;
 
 enum class FrameType : std::uint32_t {
   kHello = 1,
-  kNames = 2,   // interned strings: repeated {u32 id, u32 length, bytes}
-  kOps = 3,     // {i32 device, u32 count} then count WireOps
-  kReply = 4,   // Reply
-  kFatal = 5,   // text
-  kThread = 6,  // ThreadState: a host thread started, waits on the host, resumed, or ended
-  kData = 7,    // DataHeader, the communicator's name, then the bytes this rank contributes
+  kNames = 2,      // interned strings: repeated {u32 id, u32 length, bytes}
+  kOps = 3,        // {i32 device, u32 count} then count WireOps
+  kReply = 4,      // Reply
+  kFatal = 5,      // text
+  kThread = 6,     // ThreadState: a host thread started, waits on the host, resumed, or ended
+  kData = 7,       // DataHeader, the communicator's name, then the bytes this rank contributes
   kDataReply = 8,  // DataReply, then the bytes this rank receives
 };
 
@@ -45,7 +45,7 @@ struct DataHeader {
   std::uint8_t redop = 0;  // ncclRedOp_t (sum, prod, max, min, avg)
   std::int32_t rank = 0;
   std::int32_t nranks = 0;
-  std::int32_t root = -1;  // rooted collectives; send/recv: the peer
+  std::int32_t root = -1;      // rooted collectives; send/recv: the peer
   std::uint64_t sequence = 0;  // the communicator's collective count; send/recv: per pair
   std::uint64_t count = 0;     // elements, as the NCCL call's count argument
   std::uint32_t comm_length = 0;

@@ -47,8 +47,8 @@ TEST_P(TorchScriptTest, RunsAndPrintsTheReportsStepTime) {
   const Script& s = GetParam();
   std::string iteration[2];
   for (int run = 0; run < 2; ++run) {
-    const std::string report = ::testing::TempDir() + "/torch_" + s.name + std::to_string(run) +
-                               ".json";
+    const std::string report =
+        ::testing::TempDir() + "/torch_" + s.name + std::to_string(run) + ".json";
     const auto [status, out] = myriad::testing::RunCommand(
         std::string(MYRIAD_BINARY) + " run scenarios/" + s.scenario + " --processes " +
         std::to_string(s.processes) + " --iteration-marker 'Train step' --timeout 300 --report " +
@@ -89,9 +89,8 @@ TEST(TorchData, SmallCollectivesComputeRealResults) {
   const std::string python = Python();
   if (python.empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
   const auto [status, out] = myriad::testing::RunCommand(
-      std::string(MYRIAD_BINARY) +
-      " run scenarios/dgx-h100.toml --processes 2 --timeout 300 -- " + python +
-      " examples/pytorch/collective_values.py 2>&1");
+      std::string(MYRIAD_BINARY) + " run scenarios/dgx-h100.toml --processes 2 --timeout 300 -- " +
+      python + " examples/pytorch/collective_values.py 2>&1");
   ASSERT_EQ(status, 0) << out;
   for (const char* rank : {"[rank 0] ", "[rank 1] "}) {
     EXPECT_THAT(out, ::testing::HasSubstr(std::string(rank) + "all_reduce sum: [3.0, 3.0, 3.0]"));

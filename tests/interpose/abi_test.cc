@@ -564,9 +564,9 @@ TEST(TorchImports, EveryNvidiaImportIsExportedByAShim) {
   const char* unversioned[] = {"nccl", "pnccl", "cuFile", "cusparseLt", "nvml", "cu"};
   int checked = 0;
   std::string missing;
-  for (const char* lib : {"libtorch_cuda.so", "libtorch_python.so", "libtorch_cpu.so",
-                          "libtorch_cuda_linalg.so", "libc10_cuda.so", "libtorch_nvshmem.so",
-                          "libcaffe2_nvrtc.so", "libtorch_global_deps.so"}) {
+  for (const char* lib :
+       {"libtorch_cuda.so", "libtorch_python.so", "libtorch_cpu.so", "libtorch_cuda_linalg.so",
+        "libc10_cuda.so", "libtorch_nvshmem.so", "libcaffe2_nvrtc.so", "libtorch_global_deps.so"}) {
     ElfLibrary torch;
     std::string error;
     ASSERT_TRUE(ReadElfLibrary(dir + "/" + lib, &torch, &error)) << error;
@@ -580,8 +580,9 @@ TEST(TorchImports, EveryNvidiaImportIsExportedByAShim) {
       const bool weak = e.weak;
       e.kind = "";
       e.weak = false;
-      if (!exported.count(e)) missing += "  " + std::string(lib) + ": " + e.name + "@" +
-                                         e.version + (weak ? " (weak)" : "") + "\n";
+      if (!exported.count(e))
+        missing += "  " + std::string(lib) + ": " + e.name + "@" + e.version +
+                   (weak ? " (weak)" : "") + "\n";
     }
   }
   EXPECT_GT(checked, 500);

@@ -142,8 +142,7 @@ bool ReadElfLibrary(const std::string& path, ElfLibrary* out, std::string* error
       Elf64_Verneed vn;
       std::memcpy(&vn, vn_buf.data() + off, sizeof vn);
       size_t aux_off = off + vn.vn_aux;
-      for (unsigned j = 0; j < vn.vn_cnt && aux_off + sizeof(Elf64_Vernaux) <= vn_buf.size();
-           ++j) {
+      for (unsigned j = 0; j < vn.vn_cnt && aux_off + sizeof(Elf64_Vernaux) <= vn_buf.size(); ++j) {
         Elf64_Vernaux aux;
         std::memcpy(&aux, vn_buf.data() + aux_off, sizeof aux);
         needed_versions[aux.vna_other] = CString(vn_str, aux.vna_name);
