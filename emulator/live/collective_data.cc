@@ -7,37 +7,24 @@
 #include <limits>
 #include <type_traits>
 
+#include "myriad/emulator/op.h"
+
 namespace myriad::emulator {
 namespace {
 
-// ncclDataType_t (nccl.h) and ncclRedOp_t.
-enum Dtype : std::uint8_t {
-  kInt8,
-  kUint8,
-  kInt32,
-  kUint32,
-  kInt64,
-  kUint64,
-  kFloat16,
-  kFloat32,
-  kFloat64,
-  kBfloat16,
-  kFloat8e4m3,
-  kFloat8e5m2,
-};
-enum Redop : std::uint8_t { kSum, kProd, kMax, kMin, kAvg };
-// emulator::CollectiveKind, as the NCCL shim numbers them.
-enum Coll : std::uint8_t {
-  kAllReduce,
-  kAllGather,
-  kReduceScatter,
-  kBroadcast,
-  kReduce,
-  kAllToAll,
-  kSendRecv,
-  kGather,
-  kScatter,
-};
+// The wire's numbers are NCCL's, which emulator::DataType, emulator::ReduceOp and
+// netmodel::CollectiveOp follow.
+using Coll = netmodel::CollectiveOp;
+constexpr std::uint8_t Num(DataType t) { return static_cast<std::uint8_t>(t); }
+constexpr std::uint8_t Num(ReduceOp o) { return static_cast<std::uint8_t>(o); }
+constexpr std::uint8_t Num(Coll c) { return static_cast<std::uint8_t>(c); }
+constexpr std::uint8_t kProd = Num(ReduceOp::kProd), kMax = Num(ReduceOp::kMax),
+                       kMin = Num(ReduceOp::kMin), kAvg = Num(ReduceOp::kAvg);
+constexpr std::uint8_t kAllReduce = Num(Coll::kAllReduce), kAllGather = Num(Coll::kAllGather),
+                       kReduceScatter = Num(Coll::kReduceScatter),
+                       kBroadcast = Num(Coll::kBroadcast), kReduce = Num(Coll::kReduce),
+                       kAllToAll = Num(Coll::kAllToAll), kSendRecv = Num(Coll::kSendRecv),
+                       kGather = Num(Coll::kGather), kScatter = Num(Coll::kScatter);
 
 const char* CollName(std::uint8_t c) {
   static const char* names[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",
@@ -148,35 +135,35 @@ void ReduceHalfAs(const std::vector<const char*>& inputs, std::size_t first, std
 // False for a type Myriad does not reduce (the FP8 types).
 bool Reduce(std::uint8_t dtype, const std::vector<const char*>& inputs, std::size_t first,
             std::size_t count, std::uint8_t op, char* out) {
-  switch (dtype) {
-    case kInt8:
+  switch (static_cast<DataType>(dtype)) {
+    case DataType::kInt8:
       ReduceAs<std::int8_t>(inputs, first, count, op, out);
       return true;
-    case kUint8:
+    case DataType::kUint8:
       ReduceAs<std::uint8_t>(inputs, first, count, op, out);
       return true;
-    case kInt32:
+    case DataType::kInt32:
       ReduceAs<std::int32_t>(inputs, first, count, op, out);
       return true;
-    case kUint32:
+    case DataType::kUint32:
       ReduceAs<std::uint32_t>(inputs, first, count, op, out);
       return true;
-    case kInt64:
+    case DataType::kInt64:
       ReduceAs<std::int64_t>(inputs, first, count, op, out);
       return true;
-    case kUint64:
+    case DataType::kUint64:
       ReduceAs<std::uint64_t>(inputs, first, count, op, out);
       return true;
-    case kFloat32:
+    case DataType::kFloat32:
       ReduceAs<float>(inputs, first, count, op, out);
       return true;
-    case kFloat64:
+    case DataType::kFloat64:
       ReduceAs<double>(inputs, first, count, op, out);
       return true;
-    case kFloat16:
+    case DataType::kFloat16:
       ReduceHalfAs<HalfToFloat, FloatToHalf>(inputs, first, count, op, out);
       return true;
-    case kBfloat16:
+    case DataType::kBfloat16:
       ReduceHalfAs<Bf16ToFloat, FloatToBf16>(inputs, first, count, op, out);
       return true;
     default:
@@ -224,26 +211,8 @@ std::uint64_t ReceiveElements(const wire::DataHeader& h, int rank) {
 }  // namespace
 
 std::size_t CollectiveData::ElementSize(std::uint8_t dtype) {
-  switch (dtype) {
-    case kInt8:
-    case kUint8:
-    case kFloat8e4m3:
-    case kFloat8e5m2:
-      return 1;
-    case kFloat16:
-    case kBfloat16:
-      return 2;
-    case kInt32:
-    case kUint32:
-    case kFloat32:
-      return 4;
-    case kInt64:
-    case kUint64:
-    case kFloat64:
-      return 8;
-    default:
-      return 0;
-  }
+  return dtype <= Num(DataType::kFloat8e5m2) ? static_cast<std::size_t>(SizeOf(DataType{dtype}))
+                                             : 0;
 }
 
 Result<std::vector<CollectiveData::Answer>> CollectiveData::Add(const wire::DataHeader& header,

@@ -80,16 +80,9 @@ class Client {
   }
   // Waits for the next frame; a kFatal frame's text lands in `fatal`.
   bool ReadReply(Reply& reply, std::string* fatal = nullptr) {
-    FrameHeader header{};
-    if (!ReadAll(&header, sizeof(header)) || header.length > kMaxFrameBytes) return false;
-    std::string payload(header.length, '\0');
-    if (!ReadAll(payload.data(), payload.size())) return false;
-    if (header.type == FrameType::kFatal) {
-      if (fatal) *fatal = payload;
-      return false;
-    }
+    std::string payload;
     std::size_t offset = 0;
-    return header.type == FrameType::kReply && Read(payload, offset, reply);
+    return ReadFrame(FrameType::kReply, &payload, fatal) && Read(payload, offset, reply);
   }
   bool SendData(const DataHeader& header, const std::string& comm, const void* bytes) {
     std::string payload;
@@ -102,16 +95,9 @@ class Client {
   }
   // Waits for the answer to a kData frame: its bytes land in `bytes`.
   bool ReadData(DataReply& reply, std::string* bytes, std::string* fatal = nullptr) {
-    FrameHeader header{};
-    if (!ReadAll(&header, sizeof(header)) || header.length > MaxPayload(header.type)) return false;
-    std::string payload(header.length, '\0');
-    if (!ReadAll(payload.data(), payload.size())) return false;
-    if (header.type == FrameType::kFatal) {
-      if (fatal) *fatal = payload;
-      return false;
-    }
+    std::string payload;
     std::size_t offset = 0;
-    if (header.type != FrameType::kDataReply || !Read(payload, offset, reply) ||
+    if (!ReadFrame(FrameType::kDataReply, &payload, fatal) || !Read(payload, offset, reply) ||
         payload.size() != offset + reply.bytes)
       return false;
     bytes->assign(payload, offset, reply.bytes);
@@ -120,6 +106,19 @@ class Client {
   int fd() const { return fd_; }
 
  private:
+  // Reads the next frame, which must be of type `want` (a kFatal frame's text lands in
+  // `fatal`); false on anything else.
+  bool ReadFrame(FrameType want, std::string* payload, std::string* fatal) {
+    FrameHeader header{};
+    if (!ReadAll(&header, sizeof(header)) || header.length > MaxPayload(header.type)) return false;
+    payload->assign(header.length, '\0');
+    if (!ReadAll(payload->data(), payload->size())) return false;
+    if (header.type == FrameType::kFatal) {
+      if (fatal) *fatal = *payload;
+      return false;
+    }
+    return header.type == want;
+  }
   bool WriteAll(const char* data, std::size_t size) {
     while (size > 0) {
       // MSG_NOSIGNAL: a closed connection is an error to report, not a SIGPIPE that kills
