@@ -79,7 +79,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Script{"gpt2_ddp_2_ranks", "dgx-h100.toml", 2,
                              "examples/pytorch/gpt2.py --steps 4 --layers 4"},
                       Script{"fsdp2_2_ranks", "dgx-h100.toml", 2, "examples/pytorch/fsdp2.py"},
-                      Script{"cuda_graph", "dgx-h100.toml", 1, "examples/pytorch/cuda_graph.py"}),
+                      Script{"cuda_graph", "dgx-h100.toml", 1, "examples/pytorch/cuda_graph.py"},
+                      Script{"tp_dp_mesh_4_ranks", "dgx-h100.toml", 4,
+                             "examples/pytorch/tp_dp_mesh.py"}),
     [](const ::testing::TestParamInfo<Script>& p) { return std::string(p.param.name); });
 
 // Small collectives carry real data: what a rank reads back after a broadcast or an all-reduce
