@@ -178,35 +178,11 @@ bool Rooted(std::uint8_t coll) {
   return coll == kBroadcast || coll == kReduce || coll == kGather || coll == kScatter;
 }
 
-// What rank `rank` sends and receives, in elements.
-std::uint64_t SendElements(const wire::DataHeader& h, int rank) {
-  const auto n = static_cast<std::uint64_t>(h.nranks);
-  switch (h.coll) {
-    case kBroadcast:
-      return rank == h.root ? h.count : 0;
-    case kReduceScatter:
-    case kAllToAll:
-      return n * h.count;
-    case kScatter:
-      return rank == h.root ? n * h.count : 0;
-    default:
-      return h.count;
-  }
-}
-std::uint64_t ReceiveElements(const wire::DataHeader& h, int rank) {
-  const auto n = static_cast<std::uint64_t>(h.nranks);
-  switch (h.coll) {
-    case kReduce:
-      return rank == h.root ? h.count : 0;
-    case kAllGather:
-    case kAllToAll:
-      return n * h.count;
-    case kGather:
-      return rank == h.root ? n * h.count : 0;
-    default:
-      return h.count;
-  }
-}
+using wire::ReceiveElements;
+using wire::SendElements;
+static_assert(static_cast<int>(wire::DataColl::kScatter) == static_cast<int>(Coll::kScatter) &&
+              static_cast<int>(wire::DataColl::kSendRecv) == static_cast<int>(Coll::kSendRecv) &&
+              static_cast<int>(wire::DataColl::kAllReduce) == static_cast<int>(Coll::kAllReduce));
 
 }  // namespace
 

@@ -65,6 +65,16 @@ const ClientTable* Runtime() {
   return t && t->version >= 4 ? t : nullptr;
 }
 
+// Runs `f` with `device` as the calling thread's current device, then restores the previous one.
+template <typename F>
+void OnDevice(int device, F&& f) {
+  int previous = 0;
+  cudaGetDevice(&previous);
+  cudaSetDevice(device);
+  f();
+  cudaSetDevice(previous);
+}
+
 int DeviceCount() {
   int n = 0;
   return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
@@ -387,10 +397,7 @@ MYRIAD_EXPORT CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevic
 MYRIAD_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice device) {
   if (!ctx) return CUDA_ERROR_INVALID_VALUE;
   if (!shim::ValidDevice(device)) return CUDA_ERROR_INVALID_DEVICE;
-  int previous = 0;
-  cudaGetDevice(&previous);
-  cudaSetDevice(device);  // makes it active
-  cudaSetDevice(previous);
+  shim::OnDevice(device, [] {});  // setting the device makes its primary context active
   *ctx = reinterpret_cast<CUcontext>(shim::PrimaryContext(device));
   return CUDA_SUCCESS;
 }
@@ -858,11 +865,7 @@ MYRIAD_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t 
     return CUDA_ERROR_INVALID_DEVICE;
   if (!t) return CUDA_ERROR_NOT_INITIALIZED;
   size_t free_bytes = 0, total = 0;
-  int previous = 0;
-  cudaGetDevice(&previous);
-  cudaSetDevice(prop->location.id);
-  cudaMemGetInfo(&free_bytes, &total);
-  cudaSetDevice(previous);
+  shim::OnDevice(prop->location.id, [&] { cudaMemGetInfo(&free_bytes, &total); });
   if (bytes > free_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
   if (const int e = t->account(prop->location.id, static_cast<std::int64_t>(bytes)); e != 0)
     return shim::FromRuntime(static_cast<cudaError_t>(e));

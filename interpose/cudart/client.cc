@@ -463,10 +463,8 @@ std::int64_t ThreadClock(void* handle) {
 }
 
 namespace {
-void Block(wire::HostState state) {
-  ThreadState& t = State();
-  std::lock_guard<RawMutex> lock(t.mu);
-  SendBatch(t);  // what it enqueued before it waits is Myriad's to run meanwhile
+// Under t.mu, its batch sent: the thread says it waits (in `state`).
+void ReportWaitLocked(ThreadState& t, wire::HostState state) {
   std::uint32_t version = 0;
   {
     std::lock_guard<RawMutex> host(t.host_mu);
@@ -474,6 +472,12 @@ void Block(wire::HostState state) {
     version = NextVersion(t);
   }
   Report(t, t, state, t.clock_ps.load(), version);
+}
+void Block(wire::HostState state) {
+  ThreadState& t = State();
+  std::lock_guard<RawMutex> lock(t.mu);
+  SendBatch(t);  // what it enqueued before it waits is Myriad's to run meanwhile
+  ReportWaitLocked(t, state);
 }
 }  // namespace
 
@@ -519,13 +523,7 @@ int Exchange(ClientTable::DataCall* calls, int n) {
       pollfd p{t.client.fd(), POLLIN, 0};
       // The system call itself: the preload library's poll() would report a wait of its own.
       if (!outside && ::syscall(SYS_poll, &p, 1, kLetGoMs) == 0) {
-        std::uint32_t version = 0;
-        {
-          std::lock_guard<RawMutex> host(t.host_mu);
-          t.blocked = true;
-          version = NextVersion(t);
-        }
-        Report(t, t, wire::HostState::kOutside, t.clock_ps.load(), version);
+        ReportWaitLocked(t, wire::HostState::kOutside);
         outside = true;
       }
       wire::DataReply reply;

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -14,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/env.h"
 #include "common/export.h"
 #include "common/unsupported.h"
 #include "cudart/client.h"
@@ -190,33 +192,23 @@ class DeviceMemory {
 // 64 MiB); larger ones are timed only, so that memory stays bounded: a large copy to the host
 // reads zeros, one to the device leaves what was there.
 std::size_t RealCopyBytes() {
-  static const std::size_t limit = [] {
-    const char* v = std::getenv("MYRIAD_COPY_BYTES");
-    char* end = nullptr;
-    const unsigned long long n = v && *v ? std::strtoull(v, &end, 10) : 0;
-    return v && *v && end && *end == '\0' ? static_cast<std::size_t>(n) : std::size_t{64} << 20;
-  }();
+  static const std::size_t limit = EnvBytes("MYRIAD_COPY_BYTES", std::size_t{64} << 20);
   return limit;
 }
 
-// Devices the process has used: the driver's primary context is active on them.
-std::mutex active_mu;
-std::vector<bool>& ActiveDevices() {
-  static auto* active = new std::vector<bool>();
-  return *active;
+// Devices the process has used: the driver's primary context is active on them. Without a
+// lock: cudaSetDevice, which marks them, is called all the time (PyTorch's device guards).
+std::atomic<bool>* ActiveDevices() {
+  static auto* active = new std::atomic<bool>[static_cast<std::size_t>(GetSettings().devices)]();
+  return active;
 }
 void MarkActive(int device) {
-  if (device < 0) return;
-  std::lock_guard<std::mutex> lock(active_mu);
-  auto& a = ActiveDevices();
-  if (static_cast<std::size_t>(device) >= a.size()) a.resize(static_cast<std::size_t>(device) + 1);
-  a[static_cast<std::size_t>(device)] = true;
+  if (device >= 0 && device < GetSettings().devices)
+    ActiveDevices()[device].store(true, std::memory_order_relaxed);
 }
 int DeviceActive(int device) {
-  std::lock_guard<std::mutex> lock(active_mu);
-  const auto& a = ActiveDevices();
-  return device >= 0 && static_cast<std::size_t>(device) < a.size() &&
-         a[static_cast<std::size_t>(device)];
+  return device >= 0 && device < GetSettings().devices &&
+         ActiveDevices()[device].load(std::memory_order_relaxed);
 }
 
 // --- Host memory the runtime knows: pinned (cudaMallocHost, cudaHostAlloc, cudaHostRegister)
@@ -408,9 +400,9 @@ cudaError_t Set(void* dst, unsigned value, std::size_t width, std::size_t count,
   std::int32_t id = 0;
   if (!Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
   HostMemory::Block managed;
-  const bool host = !DeviceMemory::Get().Contains(dst) && HostMemory::Get().Find(dst, &managed) &&
-                    managed.kind == HostMemory::Kind::kManaged;
-  if (!host && !DeviceMemory::Get().Contains(dst)) return Fail(cudaErrorInvalidValue);
+  if (!DeviceMemory::Get().Contains(dst) &&
+      !(HostMemory::Get().Find(dst, &managed) && managed.kind == HostMemory::Kind::kManaged))
+    return Fail(cudaErrorInvalidValue);
   if (bytes <= RealCopyBytes()) {
     auto* out = static_cast<unsigned char*>(dst);
     if (width == 1) {

@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <cstdint>
@@ -34,6 +35,7 @@
 #include <vector>
 
 #include "common/client_api.h"
+#include "common/env.h"
 #include "common/export.h"
 #include "protocol/wire.h"
 
@@ -663,14 +665,9 @@ ncclResult_t AddToGroup(const WireOp& op, int device, const char* name) {
 // receive buffers keep what they had.
 
 std::size_t DataLimit() {
-  static const std::size_t limit = [] {
-    const char* v = std::getenv("MYRIAD_COLLECTIVE_BYTES");
-    char* end = nullptr;
-    const unsigned long long n = v && *v ? std::strtoull(v, &end, 10) : 0;
-    const std::size_t chosen =
-        v && *v && end && *end == '\0' ? static_cast<std::size_t>(n) : std::size_t{64} << 10;
-    return std::min<std::size_t>(chosen, myriad::wire::kMaxDataBytes);
-  }();
+  static const std::size_t limit = std::min<std::size_t>(
+      myriad::shim::EnvBytes("MYRIAD_COLLECTIVE_BYTES", std::size_t{64} << 10),
+      myriad::wire::kMaxDataBytes);
   return limit;
 }
 
@@ -709,23 +706,9 @@ ncclResult_t Exchange(const Call& call, const void* sendbuff, void* recvbuff, si
   const ClientTable* client = Client();
   if (client->version < 4 || client->exchange == nullptr) return ncclSuccess;
   const std::size_t size = TypeSize(datatype);
-  const auto n = static_cast<std::size_t>(comm->nranks);
   const bool fp8 = datatype == ncclFloat8e4m3 || datatype == ncclFloat8e5m2;
   if (call.reduces && (user_op || fp8)) return ncclSuccess;
-  // The largest buffer any member has, from the arguments alone.
-  std::size_t total = count * size;
-  switch (call.coll) {
-    case Coll::kAllGather:
-    case Coll::kReduceScatter:
-    case Coll::kAllToAll:
-    case Coll::kGather:
-    case Coll::kScatter:
-      total = n * count * size;
-      break;
-    default:
-      break;
-  }
-  if (total > DataLimit() || count == 0) return ncclSuccess;
+  if (count == 0) return ncclSuccess;
 
   myriad::wire::DataHeader h;
   h.coll = static_cast<std::uint8_t>(call.coll);
@@ -735,6 +718,12 @@ ncclResult_t Exchange(const Call& call, const void* sendbuff, void* recvbuff, si
   h.nranks = comm->nranks;
   h.root = root;
   h.count = count;
+  // The largest buffer any member has (a rooted call's root's), from the arguments alone.
+  const int largest = root >= 0 ? root : comm->rank;
+  if (std::max(myriad::wire::SendElements(h, largest), myriad::wire::ReceiveElements(h, largest)) *
+          size >
+      DataLimit())
+    return ncclSuccess;
   const void* send = sendbuff;
   void* recv = recvbuff;
   std::size_t send_bytes = count * size, recv_bytes = count * size;
@@ -742,37 +731,12 @@ ncclResult_t Exchange(const Call& call, const void* sendbuff, void* recvbuff, si
     const bool sends = call.kind == kKindSend;
     h.kind = sends ? myriad::wire::DataKind::kSend : myriad::wire::DataKind::kRecv;
     h.sequence = (sends ? comm->data_sent : comm->data_received)[root]++;
-    if (!sends) send_bytes = 0;
-    if (sends) recv_bytes = 0;
+    (sends ? recv_bytes : send_bytes) = 0;
   } else {
     h.kind = myriad::wire::DataKind::kCollective;
     h.sequence = comm->data_collectives++;
-    const bool is_root = comm->rank == root;
-    switch (call.coll) {
-      case Coll::kBroadcast:
-        if (!is_root) send_bytes = 0;
-        break;
-      case Coll::kReduce:
-        if (!is_root) recv_bytes = 0;
-        break;
-      case Coll::kAllGather:
-        recv_bytes = n * count * size;
-        break;
-      case Coll::kGather:
-        recv_bytes = is_root ? n * count * size : 0;
-        break;
-      case Coll::kReduceScatter:
-        send_bytes = n * count * size;
-        break;
-      case Coll::kAllToAll:
-        send_bytes = recv_bytes = n * count * size;
-        break;
-      case Coll::kScatter:
-        send_bytes = is_root ? n * count * size : 0;
-        break;
-      default:
-        break;
-    }
+    send_bytes = myriad::wire::SendElements(h, comm->rank) * size;
+    recv_bytes = myriad::wire::ReceiveElements(h, comm->rank) * size;
   }
   if ((send_bytes > 0 && !Addressable(client, send, send_bytes)) ||
       (recv_bytes > 0 && !Addressable(client, recv, recv_bytes)))

@@ -61,6 +61,49 @@ struct DataReply {
   std::uint32_t tag = 0;  // the call's DataHeader::tag
   std::uint32_t reserved = 0;
 };
+// What each member sends and receives in a collective's exchange, in elements (of `count`
+// for `nranks` members): both ends compute it from the call's arguments alone. `coll` numbers
+// are netmodel::CollectiveOp's (checked by a static_assert in the server).
+enum class DataColl : std::uint8_t {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSendRecv,
+  kGather,
+  kScatter,
+};
+inline std::uint64_t SendElements(const DataHeader& h, int rank) {
+  const auto n = static_cast<std::uint64_t>(h.nranks);
+  switch (static_cast<DataColl>(h.coll)) {
+    case DataColl::kBroadcast:
+      return rank == h.root ? h.count : 0;
+    case DataColl::kReduceScatter:
+    case DataColl::kAllToAll:
+      return n * h.count;
+    case DataColl::kScatter:
+      return rank == h.root ? n * h.count : 0;
+    default:
+      return h.count;
+  }
+}
+inline std::uint64_t ReceiveElements(const DataHeader& h, int rank) {
+  const auto n = static_cast<std::uint64_t>(h.nranks);
+  switch (static_cast<DataColl>(h.coll)) {
+    case DataColl::kReduce:
+      return rank == h.root ? h.count : 0;
+    case DataColl::kAllGather:
+    case DataColl::kAllToAll:
+      return n * h.count;
+    case DataColl::kGather:
+      return rank == h.root ? n * h.count : 0;
+    default:
+      return h.count;
+  }
+}
+
 // The most bytes one rank may send or receive in one exchange.
 inline constexpr std::uint32_t kMaxDataBytes = 64u << 20;
 
