@@ -40,9 +40,10 @@ inline constexpr std::size_t kIndexEntrySize = 24;
 inline constexpr std::uint32_t kMaxWorldSize = 1u << 24;
 
 // An upper bound on one encoded op: kind and flags (2 bytes) plus, for the largest kind (a
-// kernel with every optional field), 14 varints of at most 10 bytes and a dtype byte = 143.
-// The decoder reads without bounds checks while this many bytes remain in the block.
-inline constexpr std::size_t kMaxOpBytes = 160;
+// kernel with every optional field), 20 varints of at most 10 bytes, two dtype bytes and an
+// attention flags byte = 205. The decoder reads without bounds checks while this many bytes
+// remain in the block.
+inline constexpr std::size_t kMaxOpBytes = 224;
 
 // The flags byte. Bit 0 and bit 1 mean the same for every kind; bits 2-7 are the kind's own.
 inline constexpr std::uint8_t kHasStream = 1 << 0;    // a zigzag stream follows (stream != 0)
@@ -52,6 +53,12 @@ inline constexpr std::uint8_t kHasGrid = 1 << 2;
 inline constexpr std::uint8_t kHasBlock = 1 << 3;
 inline constexpr std::uint8_t kHasSharedMem = 1 << 4;
 inline constexpr std::uint8_t kHasGemm = 1 << 5;
+inline constexpr std::uint8_t kHasBytes = 1 << 6;      // a memory-bound kernel's bytes follow
+inline constexpr std::uint8_t kHasAttention = 1 << 7;  // a fused attention's shape follows
+// The byte after a kernel's attention shape (its dimensions are 1 .. kMaxAttentionDim).
+inline constexpr std::uint8_t kAttentionCausal = 1 << 0;
+inline constexpr std::uint8_t kAttentionBackward = 1 << 1;
+inline constexpr std::int64_t kMaxAttentionDim = (std::int64_t{1} << 31) - 1;
 // memcpy: bits 2-3 hold the copy kind; memcpy, memset: bit 4 marks a blocking call
 inline constexpr int kCopyKindShift = 2;
 inline constexpr std::uint8_t kCopyKindMask = 3 << kCopyKindShift;

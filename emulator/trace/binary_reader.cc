@@ -73,7 +73,8 @@ constexpr std::array<std::uint8_t, kNumOpKinds> AllowedFlags() {
     if ((kDurationKinds & Bit(kind)) != 0) allowed[i] |= bt::kHasDuration;
   }
   allowed[static_cast<int>(OpKind::kKernel)] |=
-      bt::kHasGrid | bt::kHasBlock | bt::kHasSharedMem | bt::kHasGemm;
+      bt::kHasGrid | bt::kHasBlock | bt::kHasSharedMem | bt::kHasGemm | bt::kHasBytes |
+      bt::kHasAttention;
   allowed[static_cast<int>(OpKind::kMemcpy)] |= bt::kCopyKindMask | bt::kBlocking;
   allowed[static_cast<int>(OpKind::kMemset)] |= bt::kBlocking;
   allowed[static_cast<int>(OpKind::kStreamCreate)] |= bt::kNonBlocking | bt::kHasPriority;
@@ -164,6 +165,19 @@ const char* DecodeOp(Cursor& c, const TraceFile& file, Op& op) {
         op.gemm.k = c.NonNegative();
         op.gemm.batch = c.NonNegative();
         op.gemm.dtype = data_type();
+      }
+      if ((flags & bt::kHasBytes) != 0) op.bytes = c.Varint();
+      if ((flags & bt::kHasAttention) != 0) {
+        AttentionShape& a = op.attention;
+        for (std::int64_t* v : {&a.batch, &a.heads, &a.seq_q, &a.seq_kv, &a.head_dim}) {
+          *v = c.NonNegative();
+          if (*v < 1 || *v > bt::kMaxAttentionDim) c.bad = true;
+        }
+        a.dtype = data_type();
+        const std::uint8_t bits = c.Byte();
+        if ((bits & ~(bt::kAttentionCausal | bt::kAttentionBackward)) != 0) c.bad = true;
+        a.causal = (bits & bt::kAttentionCausal) != 0;
+        a.backward = (bits & bt::kAttentionBackward) != 0;
       }
       break;
     case OpKind::kMemcpy:

@@ -14,9 +14,13 @@
 namespace myriad::emulator {
 namespace {
 
+using binary_trace::kAttentionBackward;
+using binary_trace::kAttentionCausal;
 using binary_trace::kBlocking;
 using binary_trace::kCopyKindShift;
+using binary_trace::kHasAttention;
 using binary_trace::kHasBlock;
+using binary_trace::kHasBytes;
 using binary_trace::kHasDuration;
 using binary_trace::kHasGemm;
 using binary_trace::kHasGrid;
@@ -24,6 +28,7 @@ using binary_trace::kHasPriority;
 using binary_trace::kHasSharedMem;
 using binary_trace::kHasStream;
 using binary_trace::kHeaderSize;
+using binary_trace::kMaxAttentionDim;
 using binary_trace::kIndexEntrySize;
 using binary_trace::kMagic;
 using binary_trace::kMaxWorldSize;
@@ -58,6 +63,8 @@ class OpEncoder {
         if (op.block != Dim3{}) flags |= kHasBlock;
         if (op.shared_mem != 0) flags |= kHasSharedMem;
         if (op.gemm.m != 0) flags |= kHasGemm;
+        if (op.bytes != 0) flags |= kHasBytes;
+        if (op.attention.batch != 0) flags |= kHasAttention;
         break;
       case OpKind::kMemcpy:
         if (static_cast<int>(op.copy_kind) > 3) return "unknown memcpy kind";
@@ -97,6 +104,18 @@ class OpEncoder {
             PutVarint(out, static_cast<std::uint64_t>(v));
           }
           out.push_back(static_cast<char>(g.dtype));
+        }
+        if ((flags & kHasBytes) != 0) PutVarint(out, op.bytes);
+        if ((flags & kHasAttention) != 0) {
+          const AttentionShape& a = op.attention;
+          if (!ValidAttention(a)) return "attention dimension outside 1 .. 2^31-1";
+          if (!ValidDataType(a.dtype)) return "unknown attention data type";
+          for (std::int64_t v : {a.batch, a.heads, a.seq_q, a.seq_kv, a.head_dim}) {
+            PutVarint(out, static_cast<std::uint64_t>(v));
+          }
+          out.push_back(static_cast<char>(a.dtype));
+          out.push_back(static_cast<char>((a.causal ? kAttentionCausal : 0) |
+                                          (a.backward ? kAttentionBackward : 0)));
         }
         break;
       case OpKind::kMemcpy:
@@ -146,6 +165,11 @@ class OpEncoder {
   NameId max_name() const { return max_name_; }
 
  private:
+  static bool ValidAttention(const AttentionShape& a) {
+    for (std::int64_t v : {a.batch, a.heads, a.seq_q, a.seq_kv, a.head_dim})
+      if (v < 1 || v > kMaxAttentionDim) return false;
+    return true;
+  }
   static bool ValidDataType(DataType t) {
     return static_cast<int>(t) <= static_cast<int>(DataType::kFloat8e5m2);
   }

@@ -30,8 +30,9 @@ using netmodel::CollectiveOp;
 constexpr std::uint32_t kAllKinds = (1u << kNumOpKinds) - 1;
 constexpr std::uint32_t kCommKinds =
     Bit(OpKind::kCollective) | Bit(OpKind::kSend) | Bit(OpKind::kRecv);
-constexpr std::uint32_t kBytesKinds =
-    Bit(OpKind::kMemcpy) | Bit(OpKind::kMemset) | Bit(OpKind::kMalloc) | Bit(OpKind::kFree);
+constexpr std::uint32_t kBytesKinds = Bit(OpKind::kKernel) | Bit(OpKind::kMemcpy) |
+                                      Bit(OpKind::kMemset) | Bit(OpKind::kMalloc) |
+                                      Bit(OpKind::kFree);
 
 // Which fields each op kind accepts. Anything else on an op line is an error, so a misspelt
 // or misplaced field never silently falls back to a default.
@@ -39,7 +40,7 @@ struct FieldRule {
   std::string_view name;
   std::uint32_t kinds;
 };
-constexpr std::array<FieldRule, 24> kFieldRules = {{
+constexpr std::array<FieldRule, 25> kFieldRules = {{
     {"rank", kAllKinds},
     {"op", kAllKinds},
     {"stream", kStreamKinds},
@@ -49,6 +50,7 @@ constexpr std::array<FieldRule, 24> kFieldRules = {{
     {"block", Bit(OpKind::kKernel)},
     {"shared_mem", Bit(OpKind::kKernel)},
     {"gemm", Bit(OpKind::kKernel)},
+    {"attention", Bit(OpKind::kKernel)},
     {"bytes", kBytesKinds},
     {"kind", Bit(OpKind::kMemcpy)},
     {"async", Bit(OpKind::kMemcpy) | Bit(OpKind::kMemset)},
@@ -492,6 +494,30 @@ class JsonlParser {
     return Status::Ok();
   }
 
+  Status ReadAttention(const Fields& kernel, AttentionShape* attention) const {
+    const Json* v = kernel.Find("attention");
+    if (v == nullptr) return Status::Ok();
+    if (!v->is_object())
+      return kernel.Error(
+          "field 'attention' must be an object {\"batch\":..,\"heads\":..,\"seq_q\":..,"
+          "\"seq_kv\":..,\"head_dim\":..}");
+    const Fields f(*v, kernel.where(), "kernel: attention: ");
+    TRACE_RETURN_IF_ERROR(f.OnlyFields(
+        {"batch", "heads", "seq_q", "seq_kv", "head_dim", "causal", "backward", "dtype"}));
+    // Each dimension fits in 2^31 so that the FLOP count (a product of five) stays finite
+    // and exact enough in a double.
+    constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
+    TRACE_RETURN_IF_ERROR(f.Int("batch", &attention->batch, 1, kMax, true));
+    TRACE_RETURN_IF_ERROR(f.Int("heads", &attention->heads, 1, kMax, true));
+    TRACE_RETURN_IF_ERROR(f.Int("seq_q", &attention->seq_q, 1, kMax, true));
+    TRACE_RETURN_IF_ERROR(f.Int("seq_kv", &attention->seq_kv, 1, kMax, true));
+    TRACE_RETURN_IF_ERROR(f.Int("head_dim", &attention->head_dim, 1, kMax, true));
+    TRACE_RETURN_IF_ERROR(f.Bool("causal", &attention->causal));
+    TRACE_RETURN_IF_ERROR(f.Bool("backward", &attention->backward));
+    if (f.Find("dtype") != nullptr) TRACE_RETURN_IF_ERROR(ReadDataType(f, &attention->dtype));
+    return Status::Ok();
+  }
+
   Status ReadStream(const Fields& f, OpKind kind, std::int32_t* stream) const {
     const Json* v = f.Find("stream");
     if (kind == OpKind::kStreamCreate) {
@@ -545,6 +571,8 @@ class JsonlParser {
         TRACE_RETURN_IF_ERROR(f.Dim("block", &op.block));
         TRACE_RETURN_IF_ERROR(f.Unsigned("shared_mem", &op.shared_mem, false));
         TRACE_RETURN_IF_ERROR(ReadGemm(f, &op.gemm));
+        TRACE_RETURN_IF_ERROR(f.Unsigned("bytes", &op.bytes, false));
+        TRACE_RETURN_IF_ERROR(ReadAttention(f, &op.attention));
         break;
       }
       case OpKind::kMemcpy:

@@ -93,6 +93,18 @@ class LineWriter {
             out += fmt::format(R"(,"dtype":"{}")", ToString(g.dtype));
           out += '}';
         }
+        if (op.bytes != 0) out += fmt::format(R"(,"bytes":{})", op.bytes);
+        if (op.attention.batch != 0) {
+          const AttentionShape& a = op.attention;
+          out += fmt::format(
+              R"(,"attention":{{"batch":{},"heads":{},"seq_q":{},"seq_kv":{},"head_dim":{})",
+              a.batch, a.heads, a.seq_q, a.seq_kv, a.head_dim);
+          if (!a.causal) out += R"(,"causal":false)";
+          if (a.backward) out += R"(,"backward":true)";
+          if (a.dtype != AttentionShape{}.dtype)
+            out += fmt::format(R"(,"dtype":"{}")", ToString(a.dtype));
+          out += '}';
+        }
         break;
       }
       case OpKind::kHost:

@@ -34,7 +34,7 @@ TEST(JsonlTraceTest, ReadsEveryOpKindAndField) {
   ASSERT_NE(trace, nullptr);
   const NameTable& names = trace->names();
   const std::vector<Op> ops = ReadRank(*trace, 0);
-  ASSERT_EQ(ops.size(), 30u);
+  ASSERT_EQ(ops.size(), 32u);
   std::size_t i = 0;
 
   const Op& create1 = ops[i++];
@@ -91,6 +91,20 @@ TEST(JsonlTraceTest, ReadsEveryOpKindAndField) {
   EXPECT_EQ(elementwise.duration, 12'345'678);
   EXPECT_EQ(elementwise.grid, (Dim3{80, 1, 1}));
   EXPECT_EQ(elementwise.gemm.m, 0);
+  EXPECT_EQ(elementwise.bytes, 0u);
+
+  const Op& norm = ops[i++];
+  EXPECT_EQ(norm.bytes, 67108864u);  // a memory-bound kernel
+  EXPECT_EQ(norm.attention.batch, 0);
+  const Op& attention = ops[i++];
+  EXPECT_EQ(attention.attention.batch, 4);
+  EXPECT_EQ(attention.attention.heads, 12);
+  EXPECT_EQ(attention.attention.seq_q, 1024);
+  EXPECT_EQ(attention.attention.seq_kv, 2048);
+  EXPECT_EQ(attention.attention.head_dim, 64);
+  EXPECT_FALSE(attention.attention.causal);
+  EXPECT_TRUE(attention.attention.backward);
+  EXPECT_EQ(attention.attention.dtype, DataType::kFloat16);
 
   for (OpKind kind :
        {OpKind::kEventRecord, OpKind::kStreamWaitEvent, OpKind::kEventQuery, OpKind::kEventSync}) {
@@ -301,9 +315,14 @@ std::vector<BadTrace> BadTraces() {
        "4: kernel: unknown field 'nme' (did you mean 'name'?)"},
       {"UnknownField", R"({"rank": 0, "op": "kernel", "name": "k", "colour": "red"})",
        "4: kernel: unknown field 'colour'"},
-      {"FieldOfAnotherOp", R"({"rank": 0, "op": "kernel", "name": "k", "bytes": 4})",
-       "4: kernel: field 'bytes' does not apply to kernel ops (only to memcpy, memset, malloc, "
-       "free)"},
+      {"FieldOfAnotherOp", R"({"rank": 0, "op": "kernel", "name": "k", "count": 4})",
+       "4: kernel: field 'count' does not apply to kernel ops (only to collective, send, recv)"},
+      {"AttentionNotAnObject", R"({"rank": 0, "op": "kernel", "name": "k", "attention": 4})",
+       "4: kernel: field 'attention' must be an object {\"batch\":..,\"heads\":..,"
+       "\"seq_q\":..,\"seq_kv\":..,\"head_dim\":..}"},
+      {"AttentionWithoutHeads",
+       R"({"rank": 0, "op": "kernel", "name": "k", "attention": {"batch": 1, "seq_q": 8, "seq_kv": 8, "head_dim": 64}})",
+       "4: kernel: attention: missing field 'heads'"},
       {"StreamOnHostOp", R"({"rank": 0, "op": "host", "duration_us": 1, "stream": 1})",
        "4: host: field 'stream' does not apply to host ops (only to kernel, memcpy, memset, "
        "event_record, stream_wait_event, stream_sync, stream_create, collective, send, recv)"},

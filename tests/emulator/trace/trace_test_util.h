@@ -103,6 +103,14 @@ inline void ExpectSameOp(const Op& a, const NameTable& an, const Op& b, const Na
   EXPECT_EQ(a.gemm.k, b.gemm.k);
   EXPECT_EQ(a.gemm.batch, b.gemm.batch);
   EXPECT_EQ(a.gemm.dtype, b.gemm.dtype);
+  EXPECT_EQ(a.attention.batch, b.attention.batch);
+  EXPECT_EQ(a.attention.heads, b.attention.heads);
+  EXPECT_EQ(a.attention.seq_q, b.attention.seq_q);
+  EXPECT_EQ(a.attention.seq_kv, b.attention.seq_kv);
+  EXPECT_EQ(a.attention.head_dim, b.attention.head_dim);
+  EXPECT_EQ(a.attention.causal, b.attention.causal);
+  EXPECT_EQ(a.attention.backward, b.attention.backward);
+  EXPECT_EQ(a.attention.dtype, b.attention.dtype);
   EXPECT_EQ(a.bytes, b.bytes);
   EXPECT_EQ(a.copy_kind, b.copy_kind);
   EXPECT_EQ(a.async, b.async);
