@@ -22,6 +22,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <span>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -29,6 +30,7 @@
 #include "collective_data.h"
 #include "myriad/emulator/live.h"
 #include "protocol/wire.h"
+#include "timing/pytorch_kernels.h"
 
 namespace myriad::emulator {
 namespace {
@@ -108,8 +110,13 @@ struct LiveState {
 // The ops of one GPU: one logical rank, fed by the process that uses it.
 class LiveSource : public OpSource {
  public:
-  LiveSource(NameTable& names, int gpu, std::vector<int> candidates, LiveState& state)
-      : names_(names), gpu_(gpu), candidates_(std::move(candidates)), state_(state) {}
+  LiveSource(NameTable& names, timing::KernelClassCache& kernel_classes, int gpu,
+             std::vector<int> candidates, LiveState& state)
+      : names_(names),
+        kernel_classes_(kernel_classes),
+        gpu_(gpu),
+        candidates_(std::move(candidates)),
+        state_(state) {}
 
   SimTime HoldTime(SimTime host) override {
     std::lock_guard<std::mutex> lock(state_.mu);
@@ -188,6 +195,7 @@ class LiveSource : public OpSource {
   };
 
   NameTable& names_;
+  timing::KernelClassCache& kernel_classes_;  // shared by all sources; engine thread only
   const int gpu_;
   const std::vector<int> candidates_;  // the processes that see this GPU
   LiveState& state_;                   // its mu guards the members up to error_
@@ -325,8 +333,8 @@ class Server : public LiveWorkload {
         candidates[static_cast<size_t>(g)].push_back(static_cast<int>(p));
     }
     for (int g = 0; g < world; ++g) {
-      sources_.push_back(
-          std::make_shared<LiveSource>(names_, g, candidates[static_cast<size_t>(g)], state_));
+      sources_.push_back(std::make_shared<LiveSource>(names_, kernel_classes_, g,
+                                                      candidates[static_cast<size_t>(g)], state_));
       sources_.back()->SetResume([this](int process) { PokeProcess(process); });
     }
     source_handed_out_.assign(static_cast<size_t>(world), false);
@@ -577,6 +585,7 @@ class Server : public LiveWorkload {
   std::string dir_, path_;
   bool stopped_ = false;
   NameTable names_;
+  timing::KernelClassCache kernel_classes_;
   std::vector<CommunicatorSpec> comms_;
   mutable LiveState state_;
   CollectiveData data_;
@@ -881,6 +890,15 @@ Result<bool> LiveSource::Next(Op& op) {
   op.peer = w.peer;
   op.wants_reply = (w.flags & wire::kWantsReply) != 0;
   op.not_before = w.host_ps >= 0 ? w.host_ps : thread_time;
+  // PyTorch's own kernels: their work from the launch (docs/kernel-timing.md), kept in the
+  // op so that a recorded trace replays with the same models.
+  if (op.kind == OpKind::kKernel && op.gemm.m == 0 && op.bytes == 0 && op.name != 0) {
+    const timing::KernelClass& kernel = kernel_classes_.Get(op.name, names_);
+    if (kernel.family != timing::KernelFamily::kNone) {
+      const std::size_t count = std::min<std::size_t>(w.int_arg_count, std::size(w.int_args));
+      timing::DescribeKernelWork(kernel, std::span<const std::int64_t>(w.int_args, count), &op);
+    }
+  }
   return true;
 }
 

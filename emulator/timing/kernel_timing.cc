@@ -1,4 +1,5 @@
-// The kernel timing chain (docs/kernel-timing.md): trace, profiles, library models, fallback.
+// The kernel timing chain (docs/kernel-timing.md): trace, profiles, PyTorch's kernels,
+// library models, fallback.
 #include "myriad/emulator/kernel_timing.h"
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 
 #include "timing/library_model.h"
 #include "timing/profile_database.h"
+#include "timing/pytorch_kernels.h"
 
 namespace myriad::emulator {
 namespace {
@@ -40,6 +42,7 @@ Result<std::unique_ptr<KernelTimer>> KernelTimer::Create(const netmodel::Cluster
     timer->chain_.push_back(
         std::make_unique<timing::ProfileProvider>("profile " + path, *rows, cluster.gpu.key));
   }
+  timer->chain_.push_back(std::make_unique<timing::PytorchKernelProvider>(cluster.gpu));
   timer->chain_.push_back(std::make_unique<timing::LibraryModelProvider>(cluster));
   for (const auto& provider : timer->chain_) {
     timer->stats_.push_back(ProviderStats{std::string(provider->name()), 0, 0});

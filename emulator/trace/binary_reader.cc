@@ -72,9 +72,8 @@ constexpr std::array<std::uint8_t, kNumOpKinds> AllowedFlags() {
     if ((kStreamKinds & Bit(kind)) != 0) allowed[i] |= bt::kHasStream;
     if ((kDurationKinds & Bit(kind)) != 0) allowed[i] |= bt::kHasDuration;
   }
-  allowed[static_cast<int>(OpKind::kKernel)] |=
-      bt::kHasGrid | bt::kHasBlock | bt::kHasSharedMem | bt::kHasGemm | bt::kHasBytes |
-      bt::kHasAttention;
+  allowed[static_cast<int>(OpKind::kKernel)] |= bt::kHasGrid | bt::kHasBlock | bt::kHasSharedMem |
+                                                bt::kHasGemm | bt::kHasBytes | bt::kHasAttention;
   allowed[static_cast<int>(OpKind::kMemcpy)] |= bt::kCopyKindMask | bt::kBlocking;
   allowed[static_cast<int>(OpKind::kMemset)] |= bt::kBlocking;
   allowed[static_cast<int>(OpKind::kStreamCreate)] |= bt::kNonBlocking | bt::kHasPriority;

@@ -3,6 +3,7 @@
 // the GPU becomes an op for the engine. Synchronising calls wait for the engine's answer,
 // which carries the thread's new virtual time.
 #include <cuda_runtime_api.h>
+#include <cxxabi.h>
 #include <sys/mman.h>
 
 #include <atomic>
@@ -13,12 +14,14 @@
 #include <new>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/env.h"
 #include "common/export.h"
 #include "common/unsupported.h"
 #include "cudart/client.h"
+#include "protocol/kernel_signature.h"
 
 namespace myriad::shim {
 namespace {
@@ -310,8 +313,50 @@ wire::WireOp Op(std::uint8_t kind, std::int32_t stream = 0) {
 
 // --- Kernels: names from registration ---
 struct KernelRecord {
+  explicit KernelRecord(std::string kernel_name) : name(std::move(kernel_name)) {}
   std::string name;
+  // Where its integer parameters are, read from the demangled name at the first launch
+  // (demangling all of a library's kernels at registration would slow every import).
+  std::once_flag parsed;
+  wire::IntegerParameters int_params;
 };
+
+void ParseSignature(KernelRecord* kernel) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(kernel->name.c_str(), nullptr, nullptr, &status);
+  if (status == 0 && demangled) kernel->int_params = wire::FindIntegerParameters(demangled);
+  std::free(demangled);
+}
+
+// The launch's integer parameters, as FindIntegerParameters located them in `args`.
+void ReadIntegerArgs(KernelRecord* kernel, void** args, wire::WireOp* op) {
+  if (!args) return;
+  std::call_once(kernel->parsed, ParseSignature, kernel);
+  const wire::IntegerParameters& p = kernel->int_params;
+  for (int i = 0; i < p.count; ++i) {
+    const void* at = args[p.index[i]];
+    if (!at) return;
+    std::int64_t v = 0;
+    switch (p.size[i]) {
+      case 1:
+        v = p.is_signed[i] ? *static_cast<const std::int8_t*>(at)
+                           : *static_cast<const std::uint8_t*>(at);
+        break;
+      case 2:
+        v = p.is_signed[i] ? *static_cast<const std::int16_t*>(at)
+                           : *static_cast<const std::uint16_t*>(at);
+        break;
+      case 4:
+        v = p.is_signed[i] ? *static_cast<const std::int32_t*>(at)
+                           : *static_cast<const std::uint32_t*>(at);
+        break;
+      default:
+        std::memcpy(&v, at, sizeof(v));
+    }
+    op->int_args[i] = v;
+    op->int_arg_count = static_cast<std::uint8_t>(i + 1);
+  }
+}
 std::mutex kernels_mu;
 std::unordered_map<const void*, KernelRecord*>& Kernels() {
   static auto* kernels = new std::unordered_map<const void*, KernelRecord*>();
@@ -322,7 +367,7 @@ KernelRecord* KernelFor(const void* host_function) {
   auto it = Kernels().find(host_function);
   if (it != Kernels().end()) return it->second;
   // A launch of something never registered still gets a (stable) name.
-  auto* record = new KernelRecord{"unregistered_kernel"};
+  auto* record = new KernelRecord("unregistered_kernel");
   Kernels()[host_function] = record;
   return record;
 }
@@ -333,7 +378,7 @@ thread_local struct {
   cudaStream_t stream = nullptr;
 } pushed_configuration;
 
-cudaError_t Launch(KernelRecord* kernel, dim3 grid, dim3 block, std::size_t shared,
+cudaError_t Launch(KernelRecord* kernel, dim3 grid, dim3 block, void** args, std::size_t shared,
                    cudaStream_t stream, bool per_thread_default) {
   int device = 0;
   std::int32_t id = 0;
@@ -345,6 +390,7 @@ cudaError_t Launch(KernelRecord* kernel, dim3 grid, dim3 block, std::size_t shar
   op.grid[0] = grid.x, op.grid[1] = grid.y, op.grid[2] = grid.z;
   op.block[0] = block.x, op.block[1] = block.y, op.block[2] = block.z;
   op.shared_mem = static_cast<std::uint32_t>(shared);
+  ReadIntegerArgs(kernel, args, &op);
   return Fail(static_cast<cudaError_t>(Submit(op, device)));
 }
 
@@ -468,7 +514,7 @@ void* KernelNamed(const char* name) {
   static auto* by_name = new std::unordered_map<std::string, KernelRecord*>();
   std::lock_guard<std::mutex> lock(kernels_mu);
   KernelRecord*& record = (*by_name)[name ? name : "kernel"];
-  if (!record) record = new KernelRecord{name ? name : "kernel"};
+  if (!record) record = new KernelRecord(name ? name : "kernel");
   return record;
 }
 void* ReserveForTable(std::size_t bytes, std::size_t alignment) {
@@ -933,7 +979,7 @@ MYRIAD_EXPORT void __cudaRegisterFunction(void**, const char* host_function, cha
   std::lock_guard<std::mutex> lock(shim::kernels_mu);
   auto*& record = shim::Kernels()[host_function];
   if (!record)
-    record = new shim::KernelRecord{device_function ? device_function : "kernel"};
+    record = new shim::KernelRecord(device_function ? device_function : "kernel");
   else
     record->name = device_function ? device_function : record->name;
 }
@@ -958,26 +1004,26 @@ MYRIAD_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* host
   *kernel = reinterpret_cast<cudaKernel_t>(shim::KernelFor(host_function));
   return cudaSuccess;
 }
-MYRIAD_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void**,
-                                             size_t shared, cudaStream_t stream) {
+MYRIAD_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block,
+                                             void** args, size_t shared, cudaStream_t stream) {
   if (!kernel) return Fail(cudaErrorInvalidResourceHandle);
-  return shim::Launch(reinterpret_cast<shim::KernelRecord*>(kernel), grid, block, shared, stream,
-                      false);
+  return shim::Launch(reinterpret_cast<shim::KernelRecord*>(kernel), grid, block, args, shared,
+                      stream, false);
 }
 MYRIAD_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block,
-                                                  void**, size_t shared, cudaStream_t stream) {
+                                                  void** args, size_t shared, cudaStream_t stream) {
   if (!kernel) return Fail(cudaErrorInvalidResourceHandle);
-  return shim::Launch(reinterpret_cast<shim::KernelRecord*>(kernel), grid, block, shared, stream,
-                      true);
+  return shim::Launch(reinterpret_cast<shim::KernelRecord*>(kernel), grid, block, args, shared,
+                      stream, true);
 }
-MYRIAD_EXPORT cudaError_t cudaLaunchKernel(const void* function, dim3 grid, dim3 block, void**,
+MYRIAD_EXPORT cudaError_t cudaLaunchKernel(const void* function, dim3 grid, dim3 block, void** args,
                                            size_t shared, cudaStream_t stream) {
-  return shim::Launch(shim::KernelFor(function), grid, block, shared, stream, false);
+  return shim::Launch(shim::KernelFor(function), grid, block, args, shared, stream, false);
 }
 MYRIAD_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config,
-                                              const void* function, void**) {
+                                              const void* function, void** args) {
   if (!config) return Fail(cudaErrorInvalidValue);
-  return shim::Launch(shim::KernelFor(function), config->gridDim, config->blockDim,
+  return shim::Launch(shim::KernelFor(function), config->gridDim, config->blockDim, args,
                       config->dynamicSmemBytes, config->stream, false);
 }
 MYRIAD_EXPORT cudaError_t cudaFuncSetAttribute(const void*, cudaFuncAttribute, int) {

@@ -18,7 +18,7 @@
 namespace myriad::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4452594d;  // "MYRD"
-inline constexpr std::uint32_t kVersion = 4;
+inline constexpr std::uint32_t kVersion = 5;
 inline constexpr std::uint32_t kMaxFrameBytes = 1u << 20;
 
 enum class FrameType : std::uint32_t {
@@ -176,7 +176,7 @@ struct WireOp {
   std::uint8_t dtype = 0;
   std::uint8_t redop = 0;
   std::uint8_t gemm_dtype = 0;
-  std::uint8_t reserved = 0;
+  std::uint8_t int_arg_count = 0;  // kernel: how many of int_args hold values
   std::int32_t stream = 0;
   std::uint32_t name = 0;  // kernel name or marker label
   std::uint32_t comm = 0;  // communicator name
@@ -193,6 +193,9 @@ struct WireOp {
   std::uint64_t count = 0;  // elements; comm init: communicator size
   std::int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0, gemm_batch = 1;
   std::int64_t host_ps = -1;  // the sending thread's clock when it made the call (-1: unknown)
+  // kernel: the values of its first integer parameters (kernel_signature.h), for the models
+  // of kernels whose work they give (an element count, a row length)
+  std::int64_t int_args[4] = {};
 };
 static_assert(std::is_trivially_copyable_v<WireOp>);
 

@@ -63,7 +63,8 @@ std::vector<std::string> ProviderNames(const KernelTimer& timer) {
 TEST(KernelTimer, ChainWithoutProfiles) {
   auto timer = MakeTimer(DgxCluster("h100-sxm", 1));
   ASSERT_NE(timer, nullptr);
-  EXPECT_EQ(ProviderNames(*timer), (std::vector<std::string>{"trace", "library", "fallback"}));
+  EXPECT_EQ(ProviderNames(*timer),
+            (std::vector<std::string>{"trace", "pytorch kernels", "library", "fallback"}));
   for (const ProviderStats& s : timer->stats()) {
     EXPECT_EQ(s.ops, 0u);
     EXPECT_EQ(s.total, 0);
@@ -80,9 +81,9 @@ TEST(KernelTimer, FirstAnswerWinsInChainOrder) {
   options.fallback_duration = 7 * kPicosPerMicro;
   auto timer = MakeTimer(cluster, options);
   ASSERT_NE(timer, nullptr);
-  EXPECT_EQ(
-      ProviderNames(*timer),
-      (std::vector<std::string>{"trace", "profile " + a, "profile " + b, "library", "fallback"}));
+  EXPECT_EQ(ProviderNames(*timer),
+            (std::vector<std::string>{"trace", "profile " + a, "profile " + b, "pytorch kernels",
+                                      "library", "fallback"}));
   NameTable names;
   const GemmShape big{8192, 8192, 8192, 1, DataType::kBfloat16};
   const SimTime gemm_model = timing::SecondsToSim(timing::EstimateGemm(big, cluster.gpu).seconds);
@@ -100,9 +101,16 @@ TEST(KernelTimer, FirstAnswerWinsInChainOrder) {
   EXPECT_EQ(timer->Time(op, names), gemm_model);  // library beats fallback
   op.gemm = GemmShape{};
   EXPECT_EQ(timer->Time(op, names), 7 * kPicosPerMicro);  // nobody: fallback
+  Op add = Kernel(names,
+                  "void at::native::vectorized_elementwise_kernel<4, "
+                  "at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>, false>(int, "
+                  "at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)");
+  add.bytes = 1'000'000'000;
+  const SimTime streaming = timer->Time(add, names);  // PyTorch's kernel beats the library
+  EXPECT_EQ(streaming, timing::SecondsToSim(1e9 / (cluster.gpu.hbm_bandwidth * 0.9)));
 
   const std::vector<ProviderStats>& s = timer->stats();
-  ASSERT_EQ(s.size(), 5u);
+  ASSERT_EQ(s.size(), 6u);
   EXPECT_EQ(s[0].ops, 2u);
   EXPECT_EQ(s[0].total, 3 * kPicosPerMicro);
   EXPECT_EQ(s[1].ops, 1u);
@@ -110,9 +118,11 @@ TEST(KernelTimer, FirstAnswerWinsInChainOrder) {
   EXPECT_EQ(s[2].ops, 1u);
   EXPECT_EQ(s[2].total, FromMicros(22));
   EXPECT_EQ(s[3].ops, 1u);
-  EXPECT_EQ(s[3].total, gemm_model);
+  EXPECT_EQ(s[3].total, streaming);
   EXPECT_EQ(s[4].ops, 1u);
-  EXPECT_EQ(s[4].total, 7 * kPicosPerMicro);
+  EXPECT_EQ(s[4].total, gemm_model);
+  EXPECT_EQ(s[5].ops, 1u);
+  EXPECT_EQ(s[5].total, 7 * kPicosPerMicro);
   const std::vector<UncoveredKernel> uncovered = timer->Uncovered(names);
   ASSERT_EQ(uncovered.size(), 1u);
   EXPECT_EQ(uncovered[0].name, "cublas_gemm_no_profile");
@@ -141,9 +151,9 @@ TEST(KernelTimer, CopiesAndMemsets) {
   EXPECT_EQ(memset, timing::SecondsToSim(timing::MemsetSeconds(set.bytes, cluster.gpu)));
   EXPECT_EQ(timer->stats()[0].ops, 1u);
   EXPECT_EQ(timer->stats()[0].total, 5);
-  EXPECT_EQ(timer->stats()[1].ops, 2u);
-  EXPECT_EQ(timer->stats()[1].total, d2h + memset);
-  EXPECT_EQ(timer->stats()[2].ops, 0u);
+  EXPECT_EQ(timer->stats()[2].ops, 2u);  // library
+  EXPECT_EQ(timer->stats()[2].total, d2h + memset);
+  EXPECT_EQ(timer->stats()[3].ops, 0u);
 }
 
 TEST(KernelTimer, CopiesWithoutARateFallBackButAreNotListedAsKernels) {
