@@ -184,6 +184,12 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   launch.extra_env["MYRIAD_GPU_SMS"] = std::to_string(cluster.gpu.sm_count);
   launch.extra_env["MYRIAD_GPU_MAJOR"] = std::to_string(cluster.gpu.compute_capability_major);
   launch.extra_env["MYRIAD_GPU_MINOR"] = std::to_string(cluster.gpu.compute_capability_minor);
+  // torch.compile: Inductor's pool of compile workers answers through a pipe that a thread
+  // reads with a plain blocking read(), which the shims do not see, so that thread would hold
+  // virtual time (docs/pytorch.md). Compiling in the process itself avoids the pool; a user
+  // who sets the variable keeps their choice.
+  if (std::getenv("TORCHINDUCTOR_COMPILE_THREADS") == nullptr)
+    launch.extra_env["TORCHINDUCTOR_COMPILE_THREADS"] = "1";
   if (settings.measure_host_time) {
     launch.extra_env["MYRIAD_HOST_TIME"] = "measured";
     launch.extra_env["MYRIAD_HOST_TIME_SCALE"] = std::to_string(settings.host_time_scale);

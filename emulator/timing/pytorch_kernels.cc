@@ -310,9 +310,9 @@ KernelClass Classify(std::string_view demangled) {
     return family(KernelFamily::kSoftmax);
   }
   if (base == "multi_tensor_apply_kernel") {
-    const std::vector<std::string_view> meta = ClassArgs(arg(0));
-    if (meta.empty()) return c;
-    c.depth = ParseInt(meta[0]);
+    // TensorListMetadata<depth>, FusedOptimizerTensorListMetadata<depth>,
+    // TensorListScalarListMetadata<scalar_t, depth>: the depth is the integer argument.
+    for (std::string_view m : ClassArgs(arg(0))) c.depth = std::max(c.depth, ParseInt(m));
     if (c.depth <= 0) return c;
     c.element_size = FirstSize(arg(1));
     c.reads_only = arg(1).find("Norm") != std::string_view::npos;

@@ -1,9 +1,9 @@
 // examples/pytorch under `myriad run` with PyPI's CUDA torch wheel (issue 12): each script
 // exits 0, reaches no call Myriad does not support, prints a step time from torch.cuda.Event
-// and from time.perf_counter that both equal the report's iteration time within 1%, and two
-// runs predict the same iteration time to the last digit. (Their reports are not yet
-// byte-identical with several ranks: the ops after the last step, at shutdown, vary with
-// torch's watchdog thread; docs/pytorch.md.)
+// and from time.perf_counter that both equal the report's iteration time within 1%, times
+// less than a tenth of its device time with the fallback, and two runs predict the same
+// iteration time to the last digit. (Their reports are not yet byte-identical with several
+// ranks: an op or two at shutdown, after the last step, vary between runs; docs/pytorch.md.)
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -35,6 +35,9 @@ struct Script {
   const char* scenario;  // under scenarios/
   int processes;
   const char* command;  // after the python interpreter, from the repository root
+  // Triton's kernels (torch.compile) have no signature to read their sizes from: they are
+  // timed by the fallback, so a compiled script is not held to the tenth.
+  bool fallback_under_a_tenth = true;
 };
 
 void PrintTo(const Script& s, std::ostream* os) { *os << s.name; }
@@ -73,7 +76,9 @@ TEST_P(TorchScriptTest, RunsAndPrintsTheReportsStepTime) {
       timed_us += provider["time_us"].get<double>();
       if (provider["provider"] == "fallback") fallback_us = provider["time_us"].get<double>();
     }
-    EXPECT_LT(fallback_us, 0.1 * timed_us) << out;
+    if (s.fallback_under_a_tenth) {
+      EXPECT_LT(fallback_us, 0.1 * timed_us) << out;
+    }
   }
   EXPECT_EQ(iteration[0], iteration[1]) << "two runs of " << s.name << " differ";
 }
@@ -88,6 +93,7 @@ INSTANTIATE_TEST_SUITE_P(
                "examples/pytorch/gpt2.py --steps 4 --layers 4"},
         Script{"fsdp2_2_ranks", "dgx-h100.toml", 2, "examples/pytorch/fsdp2.py"},
         Script{"cuda_graph", "dgx-h100.toml", 1, "examples/pytorch/cuda_graph.py"},
+        Script{"compiled", "dgx-h100.toml", 1, "examples/pytorch/compiled.py", false},
         Script{"tp_dp_mesh_4_ranks", "dgx-h100.toml", 4, "examples/pytorch/tp_dp_mesh.py"}),
     [](const ::testing::TestParamInfo<Script>& p) { return std::string(p.param.name); });
 

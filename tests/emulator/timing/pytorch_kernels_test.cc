@@ -136,6 +136,13 @@ TEST(PytorchKernelsTest, ClassifiesByNameMangledOrNot) {
   EXPECT_EQ(ClassifyKernel(kSoftmaxForward).family, KernelFamily::kSoftmax);
   EXPECT_EQ(ClassifyKernel(kFusedAdam).family, KernelFamily::kMultiTensor);
   EXPECT_EQ(ClassifyKernel(kFusedAdam).depth, 4);
+  const KernelClass foreach_divide = ClassifyKernel(
+      "_ZN2at6native54_GLOBAL__N__8e11a5fb_21_ForeachPointwiseOp_cu_ef478fac25multi_tensor_apply_"
+      "kernelINS1_28TensorListScalarListMetadataIfLi3EEENS1_28PointwiseOpScalarListFunctorIfLi3ELi3"
+      "ELi0EEEJSt7dividesIfEEEEvT_T0_DpT1_");
+  EXPECT_EQ(foreach_divide.family, KernelFamily::kMultiTensor);
+  EXPECT_EQ(foreach_divide.depth, 3);  // TensorListScalarListMetadata<float, 3>
+  EXPECT_EQ(foreach_divide.element_size, 4);
   EXPECT_EQ(ClassifyKernel(kReduceSum).family, KernelFamily::kReduction);
   EXPECT_EQ(ClassifyKernel(kReduceSum).elements_per_thread, 32);
   const KernelClass flash = ClassifyKernel(kFlashForward);
