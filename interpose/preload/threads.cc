@@ -15,6 +15,13 @@
 //   sleep, usleep, nanosleep, clock_nanosleep   virtual: the engine answers at the deadline
 //   poll, ppoll, select, pselect, epoll_wait, epoll_pwait, accept, accept4   wait (released
 //                                  by no thread Myriad sees: they resume at their own clock)
+//   read, readv, recv, recvfrom, recvmsg   the same, when the descriptor has nothing to read
+//                                  and blocks (a pipe, socket or terminal; files never wait)
+//   sem_wait / timedwait / clockwait, sem_post   like a contended mutex: a post wakes the
+//                                  waiters at the poster's clock; a wait resumes no earlier
+//                                  than the latest post (CPython's locks, Event and Queue wait
+//                                  so). A semaphore not made by sem_init(pshared = 0) may be
+//                                  posted by another process: its waits are outside waits
 //   sched_yield      a spin loop waits (for another process, say): until the thread next
 //                    calls into the shims or waits on a thread
 // A waker reports the threads it wakes before it goes on, so Myriad never sees a process with
@@ -24,13 +31,16 @@
 // Before the process's first CUDA call, and without Myriad's cudart, everything passes
 // straight through; so does everything the shim itself locks (its own mutexes bypass these).
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -105,6 +115,20 @@ struct Libc {
   int (*accept)(int, sockaddr*, socklen_t*) = Next<decltype(accept)>("accept");
   int (*yield)() = Next<decltype(yield)>("sched_yield");
   int (*accept4)(int, sockaddr*, socklen_t*, int) = Next<decltype(accept4)>("accept4");
+  ssize_t (*read)(int, void*, size_t) = Next<decltype(read)>("read");
+  ssize_t (*readv)(int, const iovec*, int) = Next<decltype(readv)>("readv");
+  ssize_t (*recv)(int, void*, size_t, int) = Next<decltype(recv)>("recv");
+  ssize_t (*recvfrom)(int, void*, size_t, int, sockaddr*,
+                      socklen_t*) = Next<decltype(recvfrom)>("recvfrom");
+  ssize_t (*recvmsg)(int, msghdr*, int) = Next<decltype(recvmsg)>("recvmsg");
+  int (*sem_init)(sem_t*, int, unsigned) = Next<decltype(sem_init)>("sem_init");
+  int (*sem_destroy)(sem_t*) = Next<decltype(sem_destroy)>("sem_destroy");
+  int (*sem_post)(sem_t*) = Next<decltype(sem_post)>("sem_post");
+  int (*sem_wait)(sem_t*) = Next<decltype(sem_wait)>("sem_wait");
+  int (*sem_trywait)(sem_t*) = Next<decltype(sem_trywait)>("sem_trywait");
+  int (*sem_timedwait)(sem_t*, const timespec*) = Next<decltype(sem_timedwait)>("sem_timedwait");
+  int (*sem_clockwait)(sem_t*, clockid_t,
+                       const timespec*) = Next<decltype(sem_clockwait)>("sem_clockwait");
 };
 const Libc& Real() {
   static const Libc libc;
@@ -127,6 +151,8 @@ struct Objects {
   // Mutexes a condition wait is letting go of inside libc (where no unlock wrapper runs): a
   // thread that finds one held waits for it without reporting, since it is about to run.
   std::unordered_map<const void*, int> releasing;
+  // Semaphores made by sem_init(pshared = 0): posted only by this process's threads.
+  std::unordered_map<const void*, bool> private_semaphores;
 };
 Objects& Objs() {
   static auto* objects = new Objects();  // never destroyed: threads may outlive statics
@@ -234,6 +260,67 @@ auto Untracked(F wait, std::int64_t timeout_ns = -1) {
   const bool timed_out = result == 0 && timeout_ns > 0 && Started(t);
   t->host_resume(timed_out ? from + timeout_ns * 1000 : 0);
   return result;
+}
+
+// A read of `fd` returns at once: it does not block, or has data, end of file or an error
+// waiting (poll with no timeout, the real one).
+bool ReadReturnsAtOnce(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || (flags & O_NONBLOCK) != 0) return true;
+  pollfd p{fd, POLLIN, 0};
+  return Real().poll(&p, 1, 0) != 0;
+}
+// A read that would block waits for a writer Myriad may not see (another process, a thread
+// that is itself waiting): an outside wait.
+template <typename F>
+ssize_t ReadWait(int fd, F read) {
+  if (Tracked() == nullptr || ReadReturnsAtOnce(fd)) return read();
+  return Untracked(read);
+}
+
+// A semaphore wait, until `real_deadline` (CLOCK_REALTIME; null: none). It waits like a
+// contended mutex and resumes no earlier than the latest post; a semaphore another process
+// may post is an outside wait.
+int SemaphoreWait(const Table* t, sem_t* sem, const timespec* real_deadline) {
+  int rc = Real().sem_trywait(sem);
+  bool is_private = false;
+  {
+    Locked lock;
+    auto it = Objs().private_semaphores.find(sem);
+    is_private = it != Objs().private_semaphores.end() && it->second;
+  }
+  while (rc != 0 && errno == EAGAIN) {
+    {
+      Locked lock;
+      if (is_private) {
+        WaitOn(t, sem);
+      } else {
+        t->host_wait_outside();
+      }
+    }
+    const timespec recheck = RealIn(kRecheckNs);
+    const bool last = real_deadline != nullptr && Nanos(*real_deadline) < Nanos(recheck);
+    rc = Real().sem_timedwait(sem, last ? real_deadline : &recheck);
+    const int saved = errno;
+    {
+      Locked lock;
+      if (is_private) StopWaiting(t, sem);
+    }
+    errno = saved;
+    if (rc != 0 && errno == ETIMEDOUT) {
+      if (last) break;  // the caller's deadline
+      errno = EAGAIN;   // not its turn yet: wait again (reported again)
+    }
+  }
+  const int saved = errno;
+  std::int64_t posted = 0;
+  if (rc == 0 && is_private && Started(t)) {
+    Locked lock;
+    posted = Released(sem);
+  }
+  t->host_resume(posted);
+  errno = saved;
+  return rc;
 }
 
 std::int64_t MillisNs(int ms) { return ms < 0 ? -1 : static_cast<std::int64_t>(ms) * 1'000'000; }
@@ -580,6 +667,98 @@ MYRIAD_PRELOAD_EXPORT int sched_yield() {
     t->host_wait_outside();
   }
   return Real().yield();
+}
+
+MYRIAD_PRELOAD_EXPORT ssize_t read(int fd, void* buffer, size_t size) {
+  return ReadWait(fd, [&] { return Real().read(fd, buffer, size); });
+}
+MYRIAD_PRELOAD_EXPORT ssize_t readv(int fd, const iovec* vectors, int count) {
+  return ReadWait(fd, [&] { return Real().readv(fd, vectors, count); });
+}
+MYRIAD_PRELOAD_EXPORT ssize_t recv(int fd, void* buffer, size_t size, int flags) {
+  if ((flags & MSG_DONTWAIT) != 0) return Real().recv(fd, buffer, size, flags);
+  return ReadWait(fd, [&] { return Real().recv(fd, buffer, size, flags); });
+}
+MYRIAD_PRELOAD_EXPORT ssize_t recvfrom(int fd, void* buffer, size_t size, int flags, sockaddr* from,
+                                       socklen_t* length) {
+  if ((flags & MSG_DONTWAIT) != 0) return Real().recvfrom(fd, buffer, size, flags, from, length);
+  return ReadWait(fd, [&] { return Real().recvfrom(fd, buffer, size, flags, from, length); });
+}
+MYRIAD_PRELOAD_EXPORT ssize_t recvmsg(int fd, msghdr* message, int flags) {
+  if ((flags & MSG_DONTWAIT) != 0) return Real().recvmsg(fd, message, flags);
+  return ReadWait(fd, [&] { return Real().recvmsg(fd, message, flags); });
+}
+
+// ---- Semaphores ----
+MYRIAD_PRELOAD_EXPORT int sem_init(sem_t* sem, int pshared, unsigned value) {
+  const int rc = Real().sem_init(sem, pshared, value);
+  if (rc == 0 && depth == 0 && ThreadTable() != nullptr) {
+    Inside inside;
+    Locked lock;
+    Objs().private_semaphores[sem] = pshared == 0;
+    Objs().released.erase(sem);
+  }
+  return rc;
+}
+MYRIAD_PRELOAD_EXPORT int sem_destroy(sem_t* sem) {
+  if (depth == 0 && ThreadTable() != nullptr) {
+    Inside inside;
+    Locked lock;
+    Objs().private_semaphores.erase(sem);
+    Objs().released.erase(sem);
+    Objs().waiters.erase(sem);
+  }
+  return Real().sem_destroy(sem);
+}
+MYRIAD_PRELOAD_EXPORT int sem_post(sem_t* sem) {
+  if (const Table* t = Tracked()) {
+    Inside inside;
+    Locked lock;
+    const std::int64_t now = Clock(t);
+    if (Started(t)) {
+      std::int64_t& released = Objs().released[sem];
+      released = std::max(released, now);
+    }
+    WakeAll(t, sem, now);
+  }
+  return Real().sem_post(sem);
+}
+MYRIAD_PRELOAD_EXPORT int sem_wait(sem_t* sem) {
+  const Table* t = Tracked();
+  if (t == nullptr) return Real().sem_wait(sem);
+  Inside inside;
+  return SemaphoreWait(t, sem, nullptr);
+}
+// Timed waits: the remaining virtual time is waited in real time; a timeout moves the
+// thread's clock to the deadline (as a timed condition wait does).
+static int TimedSemaphoreWait(const Table* t, sem_t* sem, clockid_t clock,
+                              const timespec* abstime) {
+  if (abstime == nullptr || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1'000'000'000) {
+    errno = EINVAL;
+    return -1;
+  }
+  const std::int64_t left = VirtualLeft(clock, abstime);
+  const std::int64_t from = Clock(t);
+  const timespec deadline =
+      RealIn(static_cast<long>(std::min<std::int64_t>(left, 1'000'000'000'000)));
+  const int rc = SemaphoreWait(t, sem, &deadline);
+  if (rc != 0 && errno == ETIMEDOUT && Started(t)) {
+    t->host_resume(from + left * 1000);
+    errno = ETIMEDOUT;
+  }
+  return rc;
+}
+MYRIAD_PRELOAD_EXPORT int sem_timedwait(sem_t* sem, const timespec* abstime) {
+  const Table* t = Tracked();
+  if (t == nullptr) return Real().sem_timedwait(sem, abstime);
+  Inside inside;
+  return TimedSemaphoreWait(t, sem, CLOCK_REALTIME, abstime);
+}
+MYRIAD_PRELOAD_EXPORT int sem_clockwait(sem_t* sem, clockid_t clock, const timespec* abstime) {
+  const Table* t = Tracked();
+  if (t == nullptr) return Real().sem_clockwait(sem, clock, abstime);
+  Inside inside;
+  return TimedSemaphoreWait(t, sem, clock, abstime);
 }
 
 MYRIAD_PRELOAD_EXPORT int accept(int fd, sockaddr* addr, socklen_t* length) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -134,7 +135,9 @@ class Client {
   bool ReadAll(void* data, std::size_t size) {
     char* p = static_cast<char*>(data);
     while (size > 0) {
-      const ssize_t n = ::read(fd_, p, size);
+      // The system call itself: the preload's read() wrapper reports blocking reads, and
+      // this one happens while the shim holds the lock such a report takes.
+      const ssize_t n = ::syscall(SYS_read, fd_, p, size);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return false;
       p += n;

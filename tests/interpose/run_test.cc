@@ -55,6 +55,21 @@ TEST(RunTest, SleepLoopsEndAndSleepsTakeVirtualTime) {
   }
 }
 
+// Threads idle in sem_wait, a blocking pipe read and timed semaphore waits hold no virtual
+// time: the main thread's synchronize returns (without the wrappers the run hangs until
+// --timeout). The semaphore waiter resumes at its poster's clock; the reader, woken by
+// nothing Myriad sees, at its own; four 0.5 ms timeouts take the timed waiter past 2 ms.
+TEST(RunTest, ThreadsIdleInSemaphoresAndPipeReadsHoldNoTime) {
+  for (int run = 0; run < 2; ++run) {
+    const auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 1 --timeout 60 -- " +
+                                      kPrograms + "/idle_waits");
+    ASSERT_EQ(status, 0) << out;
+    EXPECT_THAT(out, HasSubstr("gpu 0.502 ms, semaphore waiter resumed at 0.502 ms, reader at "
+                               "0.000 ms, 4 timeouts"))
+        << out;
+  }
+}
+
 TEST(RunTest, RealHostClockCanBeChosen) {
   const auto [status, out] = myriad::testing::RunCommand(
       "MYRIAD_HOST_CLOCK=real " + std::string(MYRIAD_BINARY) +
