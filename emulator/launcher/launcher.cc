@@ -185,6 +185,14 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
     if (::access(file.c_str(), R_OK) == 0) preload += (preload.empty() ? "" : ":") + file;
   }
   env["LD_PRELOAD"] = preload;
+  // Python processes run Myriad's hook (interpose/python/sitecustomize.py), which runs the
+  // sitecustomize it shadows first.
+  const std::string python_hook = o.shim_dir + "/python";
+  if (::access((python_hook + "/sitecustomize.py").c_str(), R_OK) == 0) {
+    const char* python_path = std::getenv("PYTHONPATH");
+    env["PYTHONPATH"] = python_hook + (python_path && *python_path ? std::string(":") + python_path
+                                                                   : std::string());
+  }
   // NVTX marks and ranges reach Myriad through NVTX's injection interface.
   const std::string nvtx = o.shim_dir + "/libmyriad_nvtx.so";
   if (::access(nvtx.c_str(), R_OK) == 0) env["NVTX_INJECTION64_PATH"] = nvtx;

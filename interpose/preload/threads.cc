@@ -274,7 +274,10 @@ bool ReadReturnsAtOnce(int fd) {
 // that is itself waiting): an outside wait.
 template <typename F>
 ssize_t ReadWait(int fd, F read) {
-  if (Tracked() == nullptr || ReadReturnsAtOnce(fd)) return read();
+  // Before the process's first CUDA call nothing is reported (a shell or a launcher that
+  // never uses CUDA must not join the run by reading a pipe).
+  const Table* t = Tracked();
+  if (t == nullptr || !Started(t) || ReadReturnsAtOnce(fd)) return read();
   return Untracked(read);
 }
 
@@ -711,7 +714,7 @@ MYRIAD_PRELOAD_EXPORT int sem_destroy(sem_t* sem) {
   return Real().sem_destroy(sem);
 }
 MYRIAD_PRELOAD_EXPORT int sem_post(sem_t* sem) {
-  if (const Table* t = Tracked()) {
+  if (const Table* t = Tracked(); t != nullptr && Started(t)) {
     Inside inside;
     Locked lock;
     const std::int64_t now = Clock(t);
@@ -725,7 +728,7 @@ MYRIAD_PRELOAD_EXPORT int sem_post(sem_t* sem) {
 }
 MYRIAD_PRELOAD_EXPORT int sem_wait(sem_t* sem) {
   const Table* t = Tracked();
-  if (t == nullptr) return Real().sem_wait(sem);
+  if (t == nullptr || !Started(t)) return Real().sem_wait(sem);
   Inside inside;
   return SemaphoreWait(t, sem, nullptr);
 }
@@ -750,13 +753,13 @@ static int TimedSemaphoreWait(const Table* t, sem_t* sem, clockid_t clock,
 }
 MYRIAD_PRELOAD_EXPORT int sem_timedwait(sem_t* sem, const timespec* abstime) {
   const Table* t = Tracked();
-  if (t == nullptr) return Real().sem_timedwait(sem, abstime);
+  if (t == nullptr || !Started(t)) return Real().sem_timedwait(sem, abstime);
   Inside inside;
   return TimedSemaphoreWait(t, sem, CLOCK_REALTIME, abstime);
 }
 MYRIAD_PRELOAD_EXPORT int sem_clockwait(sem_t* sem, clockid_t clock, const timespec* abstime) {
   const Table* t = Tracked();
-  if (t == nullptr) return Real().sem_clockwait(sem, clock, abstime);
+  if (t == nullptr || !Started(t)) return Real().sem_clockwait(sem, clock, abstime);
   Inside inside;
   return TimedSemaphoreWait(t, sem, clock, abstime);
 }

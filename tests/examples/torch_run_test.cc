@@ -100,6 +100,25 @@ INSTANTIATE_TEST_SUITE_P(
 // Small collectives carry real data: what a rank reads back after a broadcast or an all-reduce
 // of tensors it copied to the GPU is the true result (kernels are not run, so the tensors are
 // filled by copies from the host).
+// Object collectives (broadcast_object_list, all_gather_object, gather_object,
+// scatter_object_list) deliver the objects: their size arithmetic runs on the host (Myriad's
+// Python hook, interpose/python/sitecustomize.py), their bytes through small collectives.
+TEST(TorchData, ObjectCollectivesDeliverTheObjects) {
+  const std::string python = Python();
+  if (python.empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
+  const auto [status, out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run scenarios/dgx-h100.toml --processes 2 --timeout 300 -- " +
+      python + " examples/pytorch/object_collectives.py 2>&1");
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("rank 0: all objects arrived")) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("rank 1: all objects arrived")) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr(
+                       "rank 1: broadcast_object_list [{'lr': 0.0003, 'layers': [1, 2, 3]}, "
+                       "'run-42', None]"))
+      << out;
+  EXPECT_THAT(out, ::testing::Not(::testing::HasSubstr("not supported by Myriad"))) << out;
+}
+
 TEST(TorchData, SmallCollectivesComputeRealResults) {
   const std::string python = Python();
   if (python.empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";

@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -68,6 +69,37 @@ TEST(RunTest, ThreadsIdleInSemaphoresAndPipeReadsHoldNoTime) {
                                "0.000 ms, 4 timeouts"))
         << out;
   }
+}
+
+// Before its first CUDA call a process reports nothing: a shell that waits for a command
+// substitution (a blocking read of a pipe) and never uses CUDA does not join the run.
+TEST(RunTest, AProcessThatNeverUsesCudaMayWaitInReads) {
+  const auto [status, out] = Myriad(
+      "run scenarios/dgx-h100.toml --processes 1 --timeout 60 -- bash -c 'x=$(sleep 0.3; echo "
+      "piped); echo $x'");
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("piped"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("connected after"))) << out;
+}
+
+// Python processes get Myriad's hook (interpose/python/sitecustomize.py) first on PYTHONPATH;
+// it runs the sitecustomize it shadows (here a user's), so nothing the user set up is lost.
+TEST(RunTest, PythonHookRunsTheSitecustomizeItShadows) {
+  const std::string site = ::testing::TempDir() + "myriad_user_site";
+  ASSERT_EQ(std::system(("mkdir -p " + site +
+                         " && echo 'import builtins; "
+                         "builtins.USER_SITE_RAN = True' > " +
+                         site + "/sitecustomize.py")
+                            .c_str()),
+            0);
+  const auto [status, out] = myriad::testing::RunCommand(
+      "PYTHONPATH=" + site + " " + std::string(MYRIAD_BINARY) +
+      " run scenarios/dgx-h100.toml --processes 1 --timeout 60 -- python3 -c \"import builtins, "
+      "sys; print('user site:', getattr(builtins, 'USER_SITE_RAN', False), "
+      "sys.modules['sitecustomize'].__file__)\" 2>&1");
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("user site: True")) << out;
+  EXPECT_THAT(out, HasSubstr("shims/python/sitecustomize.py")) << out;
 }
 
 TEST(RunTest, RealHostClockCanBeChosen) {

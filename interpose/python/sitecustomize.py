@@ -1,0 +1,139 @@
+"""Myriad's hook into Python processes under `myriad run` (interpose/python/README.md).
+
+Kernels are timed, not run, so a value a kernel computes is not real. PyTorch's object
+collectives (broadcast_object_list, all_gather_object, gather_object, scatter_object_list,
+send/recv_object_list) size their buffers with a few kernels on tensors of sizes (a sum, a
+max, a cat) whose inputs are real: they came from the host or from a small collective, which
+carry real bytes. While one of those functions runs, this hook computes such small reductions,
+concatenations and comparisons on the host instead (the tensors' bytes are copied back and
+forth, as real copies), so the receivers get the true sizes and the objects survive. Nothing
+else changes: outside those functions torch runs untouched.
+
+Python imports the first `sitecustomize` on sys.path; `myriad run` puts this one first, and
+it runs the one it shadows (Debian's, a virtualenv's, the user's) before anything else.
+"""
+
+import functools
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# Tensors larger than this stay on the GPU (timed, not computed): sizes are a few elements.
+_MAX_HOST_ELEMENTS = 1 << 16
+_OBJECT_COLLECTIVES = (
+    "broadcast_object_list",
+    "all_gather_object",
+    "gather_object",
+    "scatter_object_list",
+    "send_object_list",
+    "recv_object_list",
+)
+
+
+def _run_shadowed_sitecustomize():
+    for entry in sys.path:
+        directory = os.path.abspath(entry or os.getcwd())
+        if directory == _HERE:
+            continue
+        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", [directory])
+        if spec is None or spec.loader is None or spec.origin is None:
+            continue
+        if os.path.dirname(os.path.abspath(spec.origin)) == _HERE:
+            continue
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return
+
+
+def _host_ops_mode():
+    import torch
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._pytree import tree_flatten, tree_map
+
+    host_functions = {
+        torch.sum, torch.Tensor.sum, torch.max, torch.Tensor.max, torch.min, torch.Tensor.min,
+        torch.cat, torch.stack, torch.cumsum, torch.Tensor.cumsum,
+        torch.Tensor.__lt__, torch.Tensor.__le__, torch.Tensor.__gt__, torch.Tensor.__ge__,
+        torch.Tensor.__eq__, torch.Tensor.__ne__, torch.Tensor.__add__, torch.Tensor.__radd__,
+        torch.Tensor.__iadd__, torch.Tensor.__sub__, torch.Tensor.__rsub__, torch.add,
+        torch.Tensor.add, torch.Tensor.add_, torch.Tensor.__isub__, torch.Tensor.sub_,
+    }
+    in_place = {
+        torch.Tensor.__iadd__, torch.Tensor.add_, torch.Tensor.__isub__, torch.Tensor.sub_,
+    }
+
+    class SmallOpsOnHost(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func in host_functions:
+                leaves, _ = tree_flatten((args, kwargs))
+                tensors = [t for t in leaves if isinstance(t, torch.Tensor)]
+                if tensors and all(
+                    t.is_cuda and t.numel() <= _MAX_HOST_ELEMENTS for t in tensors
+                ):
+                    device = tensors[0].device
+                    on_host = tree_map(
+                        lambda a: a.cpu() if isinstance(a, torch.Tensor) else a, (args, kwargs)
+                    )
+                    result = func(*on_host[0], **on_host[1])
+                    if func in in_place:  # the GPU tensor gets the host's result
+                        return args[0].copy_(result)
+                    return tree_map(
+                        lambda r: r.to(device) if isinstance(r, torch.Tensor) else r, result
+                    )
+            return func(*args, **kwargs)
+
+    return SmallOpsOnHost
+
+
+def _wrap_object_collectives(c10d):
+    mode = None
+
+    def wrap(function):
+        @functools.wraps(function)
+        def with_sizes_on_host(*args, **kwargs):
+            nonlocal mode
+            if mode is None:
+                mode = _host_ops_mode()
+            with mode():
+                return function(*args, **kwargs)
+
+        return with_sizes_on_host
+
+    # Wrapped as soon as the module has run, before torch/distributed/__init__.py re-exports
+    # them (`from .distributed_c10d import *`), so every name users call is the wrapper.
+    for name in _OBJECT_COLLECTIVES:
+        function = getattr(c10d, name, None)
+        if function is not None:
+            setattr(c10d, name, wrap(function))
+
+
+class _PatchAfterImport(importlib.abc.MetaPathFinder):
+    """Wraps torch's object collectives once torch.distributed has imported them."""
+
+    _MODULE = "torch.distributed.distributed_c10d"
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self._MODULE:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        original_exec = loader.exec_module
+
+        def exec_module(module):
+            original_exec(module)
+            _wrap_object_collectives(module)
+
+        loader.exec_module = exec_module
+        return spec
+
+
+_run_shadowed_sitecustomize()
+if os.environ.get("MYRIAD_SOCKET"):
+    sys.meta_path.insert(0, _PatchAfterImport())
