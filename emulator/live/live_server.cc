@@ -873,7 +873,8 @@ Result<bool> LiveSource::Next(Op& op) {
   op.grid = {w.grid[0], w.grid[1], w.grid[2]};
   op.block = {w.block[0], w.block[1], w.block[2]};
   op.shared_mem = w.shared_mem;
-  op.duration = w.duration_ps;
+  // A communicator's destruction is a host op of no duration (set above).
+  if (op.kind != OpKind::kHost) op.duration = w.duration_ps;
   op.gemm = {w.gemm_m, w.gemm_n, w.gemm_k, w.gemm_batch, static_cast<DataType>(w.gemm_dtype)};
   op.bytes = w.bytes;
   op.copy_kind = static_cast<MemcpyKind>(w.copy_kind);

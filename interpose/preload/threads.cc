@@ -294,7 +294,11 @@ int SemaphoreWait(const Table* t, sem_t* sem, const timespec* real_deadline) {
   }
   while (rc != 0 && errno == EAGAIN) {
     {
+      // As for a mutex: posts happen under the objects' lock, so either this takes the post
+      // or the post finds this thread waiting.
       Locked lock;
+      rc = Real().sem_trywait(sem);
+      if (rc == 0 || errno != EAGAIN) break;
       if (is_private) {
         WaitOn(t, sem);
       } else {
@@ -441,7 +445,11 @@ MYRIAD_PRELOAD_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex) {
     // condition wait is releasing is as good as free: wait for it still counted as running.
     bool report = true;
     {
+      // Under the objects' lock, where unlocks happen: either the holder has let go (the
+      // trylock takes it) or its unlock will find this thread waiting and wake it.
       Locked lock;
+      rc = Real().mutex_trylock(mutex);
+      if (rc != EBUSY) break;
       report = Objs().releasing.count(mutex) == 0;
       if (report) WaitOn(t, mutex);
     }
@@ -480,8 +488,10 @@ MYRIAD_PRELOAD_EXPORT int pthread_mutex_unlock(pthread_mutex_t* mutex) {
       released = std::max(released, now);
     }
     WakeAll(t, mutex, now);
+    // Released under the objects' lock, so that a thread about to report waiting on it
+    // either takes it or is woken (no wake-up lost in between).
+    return Real().mutex_unlock(mutex);
   }
-  return Real().mutex_unlock(mutex);
 }
 
 MYRIAD_PRELOAD_EXPORT int pthread_mutex_destroy(pthread_mutex_t* mutex) {
@@ -723,6 +733,7 @@ MYRIAD_PRELOAD_EXPORT int sem_post(sem_t* sem) {
       released = std::max(released, now);
     }
     WakeAll(t, sem, now);
+    return Real().sem_post(sem);  // under the objects' lock, as a mutex's unlock
   }
   return Real().sem_post(sem);
 }

@@ -193,6 +193,25 @@ TEST(ExamplesRunTest, DdpTrainStepTimeIsTheReportsIterationTime) {
   EXPECT_GT(overlaps, 0);
 }
 
+// A recorded live run (communicators made and destroyed, NCCL collectives, cuBLAS GEMMs)
+// replays to the same iteration time: what --record keeps is what the engine simulated.
+TEST(ExamplesRunTest, ARecordedDdpRunReplaysToTheSameIterationTime) {
+  const std::string dir = ::testing::TempDir();
+  const auto [status, out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run scenarios/dgx-h100.toml --processes 8 --report " + dir +
+      "myriad_recorded_run.json --record " + dir + "myriad_recorded.mtrace -- " + MYRIAD_DDP_TRAIN +
+      " 2>&1");
+  ASSERT_EQ(status, 0) << out;
+  const auto [replay_status, replayed] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " replay " + dir +
+      "myriad_recorded.mtrace --scenario scenarios/dgx-h100.toml --report " + dir +
+      "myriad_replayed.json 2>&1");
+  ASSERT_EQ(replay_status, 0) << replayed;
+  EXPECT_EQ(ReadJson(dir + "myriad_recorded_run.json")["iteration_time_us"],
+            ReadJson(dir + "myriad_replayed.json")["iteration_time_us"])
+      << replayed;
+}
+
 // A live binary under the default modelled host time: repeated runs write byte-identical
 // reports and timelines (what makes gating a run's report in CI trustworthy). Several runs,
 // since a race between the processes and the engine shows only now and then.
