@@ -184,11 +184,12 @@ Status Simulation::Run() {
         continue;
       }
       if (awaiting_.empty() && next_timer == kNever && !MayResume()) {
-        // Nothing can move, as far as the engine knows. When every rank left waits for its
-        // process (none for its device or a peer), the processes may still be between two
-        // reports on the host (a wake-up in flight, a wait Myriad does not see): give them a
+        // Nothing can move, as far as the engine knows. When a rank waits for its process
+        // (the others may wait on it, in a collective or a communicator's creation), that
+        // process may still be between two reports on the host (a wake-up in flight, a wait
+        // Myriad does not see, start-up before its first CUDA call): give the processes a
         // moment before calling it a deadlock. The outcome of a run never depends on it.
-        if (!AllAwaitProcesses()) break;
+        if (!AnyAwaitsProcess()) break;
         std::unique_lock<std::mutex> lock(inbox_mu_);
         if (!inbox_cv_.wait_for(lock, kDeadlockGrace, [this] { return !inbox_.empty(); })) break;
         continue;
@@ -229,14 +230,10 @@ Status Simulation::Run() {
   return failed_ ? error_ : Status::Ok();
 }
 
-bool Simulation::AllAwaitProcesses() const {
-  bool any = false;
-  for (const auto& r : ranks_) {
-    if (r->finished) continue;
-    if (!r->awaiting_process) return false;
-    any = true;
-  }
-  return any;
+bool Simulation::AnyAwaitsProcess() const {
+  for (const auto& r : ranks_)
+    if (!r->finished && r->awaiting_process) return true;
+  return false;
 }
 
 bool Simulation::MayResume() {

@@ -409,7 +409,16 @@ void Simulation::RankMain(int rank) {
       break;
     }
     if (!*next) break;
-    ++r.ops;
+    // A live thread's poll (an event or stream query) answers that thread at its time, but
+    // does not move the rank's host clock, and is not counted: how often a thread polls (a
+    // watchdog's loop, a spin on cudaStreamQuery) follows real time, so it must change
+    // neither the other threads' timing nor the report. The polling thread's clock moves by
+    // the answer, and its next op carries it. (A trace's query is its rank's host activity:
+    // there is no thread clock to carry it.)
+    const bool poll =
+        op.not_before >= 0 && (op.kind == OpKind::kEventQuery || op.kind == OpKind::kStreamQuery);
+    const SimTime host_before_poll = r.host;
+    if (!poll) ++r.ops;
     if (op.not_before > r.host) r.host = op.not_before;
     r.reply = OpReply();
     if (Status st = Execute(r, op); !st.ok()) {
@@ -422,6 +431,7 @@ void Simulation::RankMain(int rank) {
       r.reply.host_time = r.host;
       r.source->Reply(op, r.reply);
     }
+    if (poll) r.host = host_before_poll;
   }
   if (!failed_ && r.group_depth > 0)
     Fail(Status::InvalidArgument(fmt::format("rank {}: group_start without group_end", rank)));

@@ -187,8 +187,8 @@ class Simulation {
   void DrainInbox();
   // Whether a waiting live rank's process may still send ops (engine.cc).
   bool MayResume();
-  // Whether every unfinished rank waits for its process (none for its device or a peer).
-  bool AllAwaitProcesses() const;
+  // Whether an unfinished rank waits for its process.
+  bool AnyAwaitsProcess() const;
   void Block(Rank& r, std::string what);
   void WaitStream(Rank& r, int slot, std::uint64_t index, const std::string& what);
   Status SlotOf(Rank& r, std::int32_t stream, int* slot);

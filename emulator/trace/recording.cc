@@ -69,7 +69,10 @@ void RecordingWorkload::Record(int rank, const Op& op) {
       return;
     }
     case OpKind::kStreamQuery:
-      return;  // traces have no stream query; its effect on the host clock is not kept
+    case OpKind::kEventQuery:
+      // Polls follow real time (how often a thread looks) and move no rank's clock: a trace
+      // keeps neither (traces have no stream query at all).
+      return;
     default: {
       Op copy = op;
       copy.wants_reply = false;
