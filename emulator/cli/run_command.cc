@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -28,6 +29,21 @@
 
 namespace myriad::cli {
 namespace {
+
+// `torchrun ...`, `python -m torch.distributed.run ...` or the older
+// `python -m torch.distributed.launch ...`.
+bool IsTorchrun(const std::vector<std::string>& command) {
+  if (command.empty()) return false;
+  const std::string base = std::filesystem::path(command[0]).filename().string();
+  if (base == "torchrun") return true;
+  for (std::size_t i = 1; i + 1 < command.size(); ++i) {
+    if (command[i] == "-m")
+      return command[i + 1] == "torch.distributed.run" ||
+             command[i + 1] == "torch.distributed.launch";
+    if (command[i].empty() || command[i][0] != '-') return false;  // the script comes first
+  }
+  return false;
+}
 
 const std::string kRunUsage =
     std::string(
@@ -195,6 +211,15 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     launch.extra_env["MYRIAD_HOST_TIME_SCALE"] = std::to_string(settings.host_time_scale);
   }
 
+  // torchrun as the command would start its workers itself, as processes Myriad did not
+  // launch; that is not supported yet (docs/pytorch.md), and rather than stall, say what does
+  // the same: Myriad gives each process torchrun's environment.
+  if (IsTorchrun(launch.command)) {
+    err << "myriad: error: launching through torchrun is not supported yet: run the script "
+           "directly, `myriad run SCENARIO --processes N -- python SCRIPT` (each process gets "
+           "torchrun's environment: RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)\n";
+    return kExitBadInput;
+  }
   const std::string program = emulator::FindExecutable(launch.command[0]);
   if (::access(program.c_str(), X_OK) != 0) {
     err << "myriad: error: cannot start " << launch.command[0] << ": " << std::strerror(errno)

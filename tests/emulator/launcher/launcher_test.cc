@@ -140,6 +140,19 @@ TEST(LauncherTest, BadLaunchesAreExitStatusTwo) {
   std::tie(status, out) = Myriad("run scenarios/dgx-h100.toml");
   EXPECT_EQ(status, 2);
   EXPECT_THAT(out, HasSubstr("missing the command to run (after --, or [launch] command)"));
+  // torchrun would start the workers itself: refused with what to run instead, not a stall.
+  for (const char* torchrun : {"torchrun --nproc-per-node 8 train.py",
+                               "/venv/bin/torchrun --standalone --nproc-per-node=8 train.py",
+                               "python3 -m torch.distributed.run --nproc-per-node 8 train.py",
+                               "python -u -m torch.distributed.launch train.py"}) {
+    std::tie(status, out) = Myriad(std::string("run scenarios/dgx-h100.toml -- ") + torchrun);
+    EXPECT_EQ(status, 2) << torchrun;
+    EXPECT_THAT(out, HasSubstr("launching through torchrun is not supported yet")) << torchrun;
+  }
+  // A script that merely takes -m as its own option is not torchrun.
+  std::tie(status, out) = Myriad(
+      "run scenarios/dgx-h100.toml --processes 1 -- python3 -c pass -m torch.distributed.run");
+  EXPECT_THAT(out, Not(HasSubstr("torchrun"))) << out;
 }
 
 TEST(LauncherTest, EnvironmentsAsTorchrunMpiAndSlurmSetThem) {
