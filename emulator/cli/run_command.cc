@@ -182,6 +182,14 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (devices == 0) devices = settings.devices_per_process;
   if (!env_given) launch.env = *emulator::ParseLaunchEnv(settings.env);
   if (!settings.virtual_host_clock) launch.extra_env["MYRIAD_HOST_CLOCK"] = "real";
+  // torchrun as the command: one agent per node, seeing the node's GPUs; its workers (the
+  // ranks) are processes of its own, which Myriad tells apart by their pids.
+  const bool torchrun = IsTorchrun(launch.command) && launch.env == emulator::LaunchEnv::kTorchrun;
+  if (torchrun) {
+    launch.agent_per_node = true;
+    if (devices == 0) devices = cluster.gpus_per_node;
+    if (processes == 0) processes = std::max(1, cluster.total_gpus() / cluster.gpus_per_node);
+  }
   // One GPU per process unless told otherwise, as torchrun: processes fill nodes in order.
   if (devices == 0) devices = 1;
   if (processes == 0) processes = std::max(1, cluster.total_gpus() / devices);
@@ -211,15 +219,6 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     launch.extra_env["MYRIAD_HOST_TIME_SCALE"] = std::to_string(settings.host_time_scale);
   }
 
-  // torchrun as the command would start its workers itself, as processes Myriad did not
-  // launch; that is not supported yet (docs/pytorch.md), and rather than stall, say what does
-  // the same: Myriad gives each process torchrun's environment.
-  if (IsTorchrun(launch.command)) {
-    err << "myriad: error: launching through torchrun is not supported yet: run the script "
-           "directly, `myriad run SCENARIO --processes N -- python SCRIPT` (each process gets "
-           "torchrun's environment: RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)\n";
-    return kExitBadInput;
-  }
   const std::string program = emulator::FindExecutable(launch.command[0]);
   if (::access(program.c_str(), X_OK) != 0) {
     err << "myriad: error: cannot start " << launch.command[0] << ": " << std::strerror(errno)

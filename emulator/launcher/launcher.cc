@@ -145,6 +145,12 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
       env["GROUP_RANK"] = std::to_string(node);
       env["MASTER_ADDR"] = "127.0.0.1";
       env["MASTER_PORT"] = std::to_string(master_port);
+      if (o.agent_per_node) {
+        env["PET_NNODES"] = std::to_string(nodes);
+        env["PET_NODE_RANK"] = std::to_string(node);
+        env["PET_MASTER_ADDR"] = "127.0.0.1";
+        env["PET_MASTER_PORT"] = std::to_string(master_port);
+      }
       break;
     case LaunchEnv::kMpi:
       env["OMPI_COMM_WORLD_RANK"] = std::to_string(process);

@@ -160,6 +160,8 @@ class LiveSource : public OpSource {
                   const std::shared_ptr<Connection>& from);
   int owner_locked() const { return owner_; }
   const std::vector<int>& candidates() const { return candidates_; }
+  // A process started by one that sees this GPU sees it too (the state's lock held).
+  void AddCandidateLocked(int process) { candidates_.push_back(process); }
   // Something about its processes changed (a thread blocked or resumed): re-evaluate.
   void Poke() { Wake(); }
   // What to call when a reply resumes one of the process's threads (pokes its siblings).
@@ -197,9 +199,9 @@ class LiveSource : public OpSource {
   NameTable& names_;
   timing::KernelClassCache& kernel_classes_;  // shared by all sources; engine thread only
   const int gpu_;
-  const std::vector<int> candidates_;  // the processes that see this GPU
-  LiveState& state_;                   // its mu guards the members up to error_
-  int owner_ = -1;                     // the process that uses it
+  std::vector<int> candidates_;  // the processes that see this GPU (the state's lock)
+  LiveState& state_;             // its mu guards the members up to error_
+  int owner_ = -1;               // the process that uses it
   std::deque<Queued> queue_;
   std::uint32_t last_thread_ = 0;  // the thread of the op Next() returned last
   std::shared_ptr<Connection> last_from_;
@@ -448,26 +450,62 @@ class Server : public LiveWorkload {
 
   int processes() const { return static_cast<int>(options_.placement.size()); }
   // I/O thread.
-  Status Bind(const wire::Hello& hello) {
+  // I/O thread: a connection says which process it is. Returns its process index: the
+  // hello's, or for a descendant of that process (torchrun's workers) one of its own, the
+  // same for every connection of its pid.
+  Result<int> Bind(const wire::Hello& hello) {
     if (hello.magic != wire::kMagic || hello.version != wire::kVersion)
       return Status::InvalidArgument("a client that does not speak Myriad's protocol version");
     if (hello.process < 0 || hello.process >= processes())
       return Status::InvalidArgument(
           fmt::format("process index {} is outside 0..{}", hello.process, processes() - 1));
-    const ProcessPlacement& place = options_.placement[static_cast<size_t>(hello.process)];
+    const ProcessPlacement place = options_.placement[static_cast<size_t>(hello.process)];
     if (hello.devices != place.visible)
       return Status::InvalidArgument(
           fmt::format("process {} sees {} devices, the launch gave it {}", hello.process,
                       hello.devices, place.visible));
+    int process = hello.process;
+    if (hello.descendant != 0) {
+      auto known = descendants_.find(hello.pid);
+      if (known != descendants_.end()) {
+        process = known->second;
+      } else {
+        process = processes();
+        descendants_[hello.pid] = process;
+        options_.placement.push_back(place);
+        connected_.push_back(0);
+        ended_.push_back(false);
+        descendant_.resize(static_cast<size_t>(process) + 1, false);
+        descendant_[static_cast<size_t>(process)] = true;
+        {
+          std::lock_guard<std::mutex> told(told_mu_);
+          told_.push_back(false);
+        }
+        std::lock_guard<std::mutex> lock(state_.mu);
+        state_.processes.emplace_back();
+        state_.processes.back().placement = place;
+        for (int d = 0; d < place.visible; ++d) Source(process, d)->AddCandidateLocked(process);
+        // A launcher (torchrun) that never used CUDA itself holds no virtual time: its work
+        // comes from its children. Should it call CUDA later, its reports take over.
+        ProcessState& parent = state_.processes[static_cast<size_t>(hello.process)];
+        if (connected_[static_cast<size_t>(hello.process)] == 0) {
+          for (auto& [id, t] : parent.threads) {
+            if (t.version != 0) continue;
+            t.host_blocked = true;
+            t.outside = true;
+          }
+        }
+      }
+    }
     {
       std::lock_guard<std::mutex> lock(state_.mu);
-      if (state_.processes[static_cast<size_t>(hello.process)].closed)
+      if (state_.processes[static_cast<size_t>(process)].closed)
         return Status::InvalidArgument(
-            fmt::format("process {} connected after its ranks ended", hello.process));
+            fmt::format("process {} connected after its ranks ended", process));
     }
     // Every host thread of the shims connects on its own.
-    ++connected_[static_cast<size_t>(hello.process)];
-    return Status::Ok();
+    ++connected_[static_cast<size_t>(process)];
+    return process;
   }
   // I/O thread: a connection said who it is (or ended without saying).
   void Identified() {
@@ -475,7 +513,13 @@ class Server : public LiveWorkload {
     CloseEnded();
   }
   // I/O thread: the connection of `process` closed.
-  void Disconnected(int process) { --connected_[static_cast<size_t>(process)]; }
+  void Disconnected(int process) {
+    // A descendant has ended when its last connection closes: the launcher does not watch it.
+    if (--connected_[static_cast<size_t>(process)] == 0 &&
+        static_cast<size_t>(process) < descendant_.size() &&
+        descendant_[static_cast<size_t>(process)])
+      ended_[static_cast<size_t>(process)] = true;
+  }
   void Ended(int process) {
     if (process < 0 || process >= processes()) return;
     AcceptWaiting();  // an ended process's connect(), if any, is in the backlog by now
@@ -595,7 +639,9 @@ class Server : public LiveWorkload {
   // whether it has ended.
   std::vector<int> connected_;
   std::vector<bool> ended_;
-  int unidentified_ = 0;  // accepted connections that have not said hello yet
+  std::map<int, int> descendants_;  // pid -> process index of the launched processes' children
+  std::vector<bool> descendant_;    // per process: one of those
+  int unidentified_ = 0;            // accepted connections that have not said hello yet
   mutable std::mutex told_mu_;
   std::vector<bool> told_;  // per process: it was sent the reason the run ended
   std::vector<std::weak_ptr<Connection>> connections_;  // for Abort
@@ -637,8 +683,9 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
       wire::Hello hello;
       if (process_ >= 0 || !wire::Read(payload, offset, hello))
         return Status::InvalidArgument("a malformed hello");
-      Status st = server_.Bind(hello);
-      if (st.ok()) process_ = hello.process;
+      auto bound = server_.Bind(hello);
+      Status st = bound.ok() ? Status::Ok() : bound.status();
+      if (bound.ok()) process_ = *bound;
       identified_ = true;
       hello_timer_.cancel();
       server_.Identified();

@@ -33,7 +33,8 @@ struct ClientTable {
   int (*stream_id)(cudaStream_t stream);
   // Virtual time of the calling thread, picoseconds since the run started.
   std::int64_t (*thread_time)();
-  // This process's index and virtual devices (from the launcher).
+  // What names this process in NCCL ids (its index from the launcher; a process that the
+  // launched one started has a number of its own) and its virtual devices.
   int process;
   int devices;
   // Sends the calling thread's batched ops now (version >= 2).

@@ -119,6 +119,7 @@ struct ThreadState {
   // batches must not be taken before Myriad has that report (OpsHeader::state_version).
   std::uint32_t running_version = 0;
   bool blocked = false;  // waits on the host; another thread may wake it
+  wire::HostState wait = wire::HostState::kBlocked;  // how, while blocked
   bool exited = false;
 };
 
@@ -126,8 +127,9 @@ struct ThreadState {
 // then on, starting from the real readings taken then (ns; realtime, monotonic).
 std::atomic<bool> process_started{false};
 std::atomic<std::int64_t> start_ns[2] = {-1, -1};
-void Start() {
-  if (process_started.load(std::memory_order_acquire)) return;
+// Marks the process started; true for the one caller that did (it reports the threads).
+bool MarkStarted() {
+  if (process_started.load(std::memory_order_acquire)) return false;
   for (int realtime = 0; realtime < 2; ++realtime) {
     timespec ts{};
     // The syscall itself: clock_gettime is the preload's, which would ask us.
@@ -136,7 +138,8 @@ void Start() {
     start_ns[realtime].compare_exchange_strong(
         expected, static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec);
   }
-  process_started.store(true, std::memory_order_release);
+  bool expected = false;
+  return process_started.compare_exchange_strong(expected, true, std::memory_order_acq_rel);
 }
 // The thread a new thread adopts (made by its creator), set in the new thread first thing.
 thread_local ThreadState* adopted = nullptr;
@@ -166,7 +169,7 @@ bool Connected(ThreadState& t) {
   if (!t.connected) {
     const Settings& s = GetSettings();
     if (t.broken || !s.under_myriad || !t.client.Connect(s.socket) ||
-        !t.client.SendHello(s.process, s.node_devices)) {
+        !t.client.SendHello(s.process, s.node_devices, s.descendant)) {
       if (!t.broken)
         std::fprintf(stderr, "myriad: cannot reach myriad at '%s': %s\n", s.socket.c_str(),
                      std::strerror(errno));
@@ -204,9 +207,14 @@ bool SendBatch(ThreadState& t) {
   return true;
 }
 
-void FlushAll() {
+std::vector<ThreadState*> Threads() {
   std::lock_guard<RawMutex> lock(registry_mu);
-  for (ThreadState* t : Registry()) {
+  return Registry();
+}
+
+void FlushAll() {
+  // A copy: a thread holding its own lock may be reading the registry (Started's report).
+  for (ThreadState* t : Threads()) {
     std::lock_guard<RawMutex> thread_lock(t->mu);
     SendBatch(*t);
   }
@@ -232,6 +240,10 @@ ThreadState& State() {
 // arrives before anything `sender` sends later. `target`'s version orders the reports.
 void Report(ThreadState& sender, ThreadState& target, wire::HostState state, std::int64_t time,
             std::uint32_t version) {
+  // Before its first CUDA call a process says nothing (a launcher such as torchrun, a shell,
+  // a compile worker that never uses CUDA must not join the run): its threads' states are
+  // kept and reported together when it starts (Started).
+  if (!process_started.load(std::memory_order_acquire)) return;
   const Settings& s = GetSettings();
   if (!s.under_myriad || !Connected(sender)) return;
   wire::ThreadState report;
@@ -297,8 +309,27 @@ void AdvanceClock(ThreadState& t) {
   t.cpu_ns = now;
 }
 
+// The process's first CUDA call, by `t` (t.mu held): clocks become virtual, and Myriad
+// hears every other thread's state as it stands (each report numbered as it would have been).
+void Start(ThreadState& t) {
+  if (!MarkStarted()) return;
+  for (ThreadState* other : Threads()) {
+    wire::HostState state = wire::HostState::kRunning;
+    std::uint32_t version = 0;
+    {
+      std::lock_guard<RawMutex> host(other->host_mu);
+      version = other->version;
+      if (other->exited)
+        state = wire::HostState::kExited;
+      else if (other->blocked)
+        state = other->wait;
+    }
+    if (version != 0) Report(t, *other, state, other->clock_ps.load(), version);
+  }
+}
+
 int SubmitLocked(ThreadState& t, const wire::WireOp& op, int device) {
-  Start();
+  Start(t);
   // A thread that said it waits outside (it yielded in a spin loop) runs again: Myriad must
   // hold time for it before its ops can arrive.
   if (const std::uint32_t resumed = MarkRunning(t); resumed != 0)
@@ -328,6 +359,16 @@ const Settings& GetSettings() {
         EnvU64("MYRIAD_PROCESS", EnvU64("OMPI_COMM_WORLD_RANK", EnvU64("PMIX_RANK", 0))));
     s.node_devices = std::max(1, static_cast<int>(EnvU64("MYRIAD_DEVICES", 1)));
     s.node = static_cast<int>(EnvU64("MYRIAD_NODE", 0));
+    // Started by the process `myriad run` started (preload/output.cc marks that one).
+    const std::uint64_t launched = EnvU64("MYRIAD_LAUNCHED_PID", 0);
+    s.descendant = launched != 0 && launched != static_cast<std::uint64_t>(::getpid());
+    s.identity = s.process;
+    if (s.descendant) {
+      const char* rank = std::getenv("RANK");
+      const unsigned long own =
+          rank && *rank ? std::strtoul(rank, nullptr, 10) : static_cast<unsigned long>(::getpid());
+      s.identity = 0x40000000 | static_cast<int>(own & 0x3fffffff);
+    }
     s.node_device = VisibleDevices(std::getenv("CUDA_VISIBLE_DEVICES"), s.node_devices);
     s.devices = static_cast<int>(s.node_device.size());
     const char* host_time = std::getenv("MYRIAD_HOST_TIME");
@@ -469,6 +510,7 @@ void ReportWaitLocked(ThreadState& t, wire::HostState state) {
   {
     std::lock_guard<RawMutex> host(t.host_mu);
     t.blocked = true;
+    t.wait = state;
     version = NextVersion(t);
   }
   Report(t, t, state, t.clock_ps.load(), version);

@@ -29,7 +29,11 @@ struct Settings {
   bool under_myriad = false;  // MYRIAD_SOCKET is set
   std::string socket;
   int process = 0;
-  int node = 0;  // the node the process runs on (MYRIAD_NODE), for the GPUs' UUIDs
+  int node = 0;             // the node the process runs on (MYRIAD_NODE), for the GPUs' UUIDs
+  bool descendant = false;  // started by the launched process (torchrun's workers)
+  // What names this process in the NCCL ids it makes: its index, or for a descendant, which
+  // shares its parent's index, a number of its own (torchrun's RANK, else its pid).
+  int identity = 0;
   // The GPUs of its node the launcher lets the process see (MYRIAD_DEVICES), and of those the
   // ones CUDA_VISIBLE_DEVICES keeps, in its order: device ordinal i is node device
   // node_device[i]. `devices` is their count (cudaGetDeviceCount).

@@ -41,9 +41,10 @@ class Client {
     frame += payload;
     return WriteAll(frame.data(), frame.size());
   }
-  bool SendHello(int process, int devices) {
+  bool SendHello(int process, int devices, bool descendant = false) {
     Hello hello;
     hello.process = process;
+    hello.descendant = descendant ? 1 : 0;
     hello.pid = static_cast<std::int32_t>(::getpid());
     hello.devices = devices;
     std::string payload;

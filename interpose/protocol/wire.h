@@ -136,6 +136,9 @@ struct Hello {
   std::int32_t process = 0;  // index given by the launcher (MYRIAD_PROCESS)
   std::int32_t pid = 0;
   std::int32_t devices = 0;  // virtual devices this process drives
+  // 1: a process that `process` started (torchrun's workers): Myriad gives it an index of its
+  // own, the same for every connection of its pid, seeing the GPUs `process` sees.
+  std::int32_t descendant = 0;
 };
 
 // Who sends a batch: host threads keep their own virtual clocks, and a thread blocked waiting

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
+#include <tuple>
 
 #include "tests/support/run_command.h"
 
@@ -100,6 +101,51 @@ INSTANTIATE_TEST_SUITE_P(
 // Small collectives carry real data: what a rank reads back after a broadcast or an all-reduce
 // of tensors it copied to the GPU is the true result (kernels are not run, so the tensors are
 // filled by copies from the host).
+// The report of a torch run: its iteration time in microseconds, and the printed step time.
+struct TorchRun {
+  int status = -1;
+  std::string out;
+  double iteration_us = 0, events_ms = 0;
+};
+TorchRun RunTorch(const std::string& args) {
+  TorchRun r;
+  const std::string report = ::testing::TempDir() + "/torch_launch_report.json";
+  std::tie(r.status, r.out) = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run " + args.substr(0, args.find(" -- ")) +
+      " --iteration-marker 'Train step' --timeout 300 --report " + report +
+      args.substr(args.find(" -- ")) + " 2>&1");
+  if (r.status != 0) return r;
+  const auto json = nlohmann::json::parse(ReadFile(report));
+  r.iteration_us = json["iteration_time_us"].get<double>();
+  std::smatch m;
+  if (std::regex_search(r.out, m, std::regex("mean step time: ([0-9.]+) ms \\(cuda events\\)")))
+    r.events_ms = std::stod(m[1]);
+  return r;
+}
+
+// `torchrun` as the command (item 8): its workers are the ranks, so a single-node torchrun
+// predicts exactly what --processes gives; on two nodes, one agent per node forms one world.
+TEST(TorchLaunch, TorchrunsWorkersAreTheRanks) {
+  const std::string python = Python();
+  if (python.empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
+  const std::string torchrun = kSource + "/.venv-torch/bin/torchrun";
+  const TorchRun direct =
+      RunTorch("scenarios/dgx-h100.toml --processes 2 -- " + python + " examples/pytorch/ddp.py");
+  ASSERT_EQ(direct.status, 0) << direct.out;
+  const TorchRun launched = RunTorch("scenarios/dgx-h100.toml -- " + torchrun +
+                                     " --nproc-per-node 2 examples/pytorch/ddp.py");
+  ASSERT_EQ(launched.status, 0) << launched.out;
+  EXPECT_EQ(launched.iteration_us, direct.iteration_us) << launched.out;
+  EXPECT_NEAR(launched.events_ms * 1000, launched.iteration_us, 0.01 * launched.iteration_us);
+  const TorchRun nodes = RunTorch("tests/examples/data/h100-2-nodes.toml -- " + torchrun +
+                                  " --nproc-per-node 1 examples/pytorch/ddp.py --steps 4 "
+                                  "--layers 2");
+  ASSERT_EQ(nodes.status, 0) << nodes.out;
+  EXPECT_GT(nodes.iteration_us, 0);
+  EXPECT_NEAR(nodes.events_ms * 1000, nodes.iteration_us, 0.01 * nodes.iteration_us);
+  EXPECT_THAT(nodes.out, ::testing::HasSubstr("2 ranks")) << nodes.out;
+}
+
 // Object collectives (broadcast_object_list, all_gather_object, gather_object,
 // scatter_object_list) deliver the objects: their size arithmetic runs on the host (Myriad's
 // Python hook, interpose/python/sitecustomize.py), their bytes through small collectives.

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -140,19 +141,29 @@ TEST(LauncherTest, BadLaunchesAreExitStatusTwo) {
   std::tie(status, out) = Myriad("run scenarios/dgx-h100.toml");
   EXPECT_EQ(status, 2);
   EXPECT_THAT(out, HasSubstr("missing the command to run (after --, or [launch] command)"));
-  // torchrun would start the workers itself: refused with what to run instead, not a stall.
-  for (const char* torchrun : {"torchrun --nproc-per-node 8 train.py",
-                               "/venv/bin/torchrun --standalone --nproc-per-node=8 train.py",
-                               "python3 -m torch.distributed.run --nproc-per-node 8 train.py",
-                               "python -u -m torch.distributed.launch train.py"}) {
-    std::tie(status, out) = Myriad(std::string("run scenarios/dgx-h100.toml -- ") + torchrun);
-    EXPECT_EQ(status, 2) << torchrun;
-    EXPECT_THAT(out, HasSubstr("launching through torchrun is not supported yet")) << torchrun;
-  }
-  // A script that merely takes -m as its own option is not torchrun.
+}
+
+// torchrun as the command: one agent per node, seeing the node's GPUs, told the nodes, its
+// node and the rendezvous (PET_*, torchrun's defaults for its flags). A stand-in torchrun
+// prints what it was given.
+TEST(LauncherTest, TorchrunAsTheCommandRunsOneAgentPerNode) {
+  const std::string dir = ::testing::TempDir() + "myriad_fake_torchrun";
+  ASSERT_EQ(std::system(("mkdir -p " + dir +
+                         " && printf '#!/bin/sh\\necho agent "
+                         "$PET_NODE_RANK of $PET_NNODES at $PET_MASTER_ADDR sees $MYRIAD_DEVICES "
+                         "port-set=${PET_MASTER_PORT:+yes}\\n' > " +
+                         dir + "/torchrun && chmod +x " + dir + "/torchrun")
+                            .c_str()),
+            0);
+  auto [status, out] = Myriad("run tests/examples/data/h100-2-nodes.toml -- " + dir +
+                              "/torchrun --nproc-per-node 8 train.py");
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("agent 0 of 2 at 127.0.0.1 sees 8 port-set=yes")) << out;
+  EXPECT_THAT(out, HasSubstr("agent 1 of 2 at 127.0.0.1 sees 8 port-set=yes")) << out;
+  // A program that is not torchrun gets no agent variables, and one process per GPU.
   std::tie(status, out) = Myriad(
-      "run scenarios/dgx-h100.toml --processes 1 -- python3 -c pass -m torch.distributed.run");
-  EXPECT_THAT(out, Not(HasSubstr("torchrun"))) << out;
+      "run scenarios/dgx-h100.toml --processes 1 -- sh -c 'echo nnodes=${PET_NNODES:-unset}'");
+  EXPECT_THAT(out, HasSubstr("nnodes=unset")) << out;
 }
 
 TEST(LauncherTest, EnvironmentsAsTorchrunMpiAndSlurmSetThem) {

@@ -46,6 +46,10 @@ struct LaunchOptions {
   // kMpi starts the processes through the real `mpirun` (MPI_Init then forms one world of
   // them), passing Myriad's environment on with -x; the others start them one by one.
   LaunchEnv env = LaunchEnv::kTorchrun;
+  // The command is torchrun itself, one agent per node: each gets PET_NNODES, PET_NODE_RANK,
+  // PET_MASTER_ADDR and PET_MASTER_PORT (torchrun's defaults for --nnodes, --node-rank,
+  // --master-addr, --master-port), so its workers form one world over the nodes.
+  bool agent_per_node = false;
   std::string socket_path;
   std::string shim_dir;        // holds libcudart.so.13 and friends
   double timeout_seconds = 0;  // 0: none
