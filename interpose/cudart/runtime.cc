@@ -9,9 +9,11 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <new>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -437,6 +439,63 @@ cudaError_t Copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, c
   return Fail(static_cast<cudaError_t>(Call(op, device, nullptr)));
 }
 
+// A copy of `height` rows of `width` bytes between pitched buffers (cudaMemcpy2D): the rows'
+// bytes move as a copy's do, and it is timed as one copy of width x height bytes.
+cudaError_t Copy2D(void* dst, std::size_t dpitch, const void* src, std::size_t spitch,
+                   std::size_t width, std::size_t height, cudaMemcpyKind kind, cudaStream_t stream,
+                   bool async) {
+  if (width == 0 || height == 0) return cudaSuccess;
+  if (!dst || !src) return Fail(cudaErrorInvalidValue);
+  if (width > dpitch || width > spitch) return Fail(cudaErrorInvalidPitchValue);
+  if (height > std::numeric_limits<std::size_t>::max() / width) return Fail(cudaErrorInvalidValue);
+  int device = 0;
+  std::int32_t id = 0;
+  if (!Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  for (std::size_t row = 0; row < height; ++row)
+    MoveBytes(static_cast<char*>(dst) + row * dpitch, static_cast<const char*>(src) + row * spitch,
+              width);
+  wire::WireOp op = Op(kMemcpy, id);
+  op.bytes = width * height;
+  op.copy_kind = KindOf(dst, src, kind);
+  if (async) {
+    op.flags = wire::kAsync;
+    return Fail(static_cast<cudaError_t>(Submit(op, device)));
+  }
+  return Fail(static_cast<cudaError_t>(Call(op, device, nullptr)));
+}
+
+// --- __device__ variables: each registered one gets device memory (reserved, not counted,
+// as a module's static data is not an allocation) on first use of its address ---
+struct Symbol {
+  std::size_t size = 0;
+  std::map<int, void*> address;  // by device
+};
+std::mutex symbols_mu;
+std::unordered_map<const void*, Symbol>& Symbols() {
+  static auto* symbols = new std::unordered_map<const void*, Symbol>();
+  return *symbols;
+}
+cudaError_t SymbolAddress(const void* symbol, void** address, std::size_t* size) {
+  std::lock_guard<std::mutex> lock(symbols_mu);
+  auto it = Symbols().find(symbol);
+  if (it == Symbols().end()) return cudaErrorInvalidSymbol;
+  void*& at = it->second.address[CurrentDevice()];
+  if (!at) at = DeviceMemory::Get().Reserve(std::max<std::size_t>(it->second.size, 1), 256);
+  if (!at) return cudaErrorMemoryAllocation;
+  *address = at;
+  *size = it->second.size;
+  return cudaSuccess;
+}
+// Where `count` bytes at `offset` of `symbol` are, or an error if they are not inside it.
+cudaError_t SymbolRange(const void* symbol, std::size_t count, std::size_t offset, char** at) {
+  void* address = nullptr;
+  std::size_t size = 0;
+  if (const cudaError_t e = SymbolAddress(symbol, &address, &size); e != cudaSuccess) return e;
+  if (offset > size || count > size - offset) return cudaErrorInvalidValue;
+  *at = static_cast<char*>(address) + offset;
+  return cudaSuccess;
+}
+
 // A memset of `count` elements of `width` bytes (1, 2 or 4: the driver's D8/D16/D32) to `value`.
 cudaError_t Set(void* dst, unsigned value, std::size_t width, std::size_t count,
                 cudaStream_t stream, bool async) {
@@ -466,9 +525,8 @@ cudaError_t Set(void* dst, unsigned value, std::size_t width, std::size_t count,
   return Fail(static_cast<cudaError_t>(Call(op, device, nullptr)));
 }
 
-cudaError_t Allocate(void** ptr, std::size_t bytes) {
+cudaError_t AllocateOn(void** ptr, std::size_t bytes, int device) {
   if (!ptr) return Fail(cudaErrorInvalidValue);
-  const int device = CurrentDevice();
   void* p = DeviceMemory::Get().Allocate(bytes, device);
   if (!p) return Fail(cudaErrorMemoryAllocation);
   MarkActive(device);
@@ -476,6 +534,10 @@ cudaError_t Allocate(void** ptr, std::size_t bytes) {
   op.bytes = bytes;
   *ptr = p;
   return Fail(static_cast<cudaError_t>(Submit(op, device)));
+}
+
+cudaError_t Allocate(void** ptr, std::size_t bytes) {
+  return AllocateOn(ptr, bytes, CurrentDevice());
 }
 
 cudaError_t Release(void* p) {
@@ -552,7 +614,7 @@ const ClientTable& Table() {
                                     CurrentDevice,
                                     StreamIdForTable,
                                     ThreadTime,
-                                    GetSettings().process,
+                                    GetSettings().identity,
                                     GetSettings().devices,
                                     Flush,
                                     ThreadCreated,
@@ -715,10 +777,194 @@ MYRIAD_EXPORT cudaError_t cudaMalloc(void** ptr, size_t bytes) {
   return shim::Allocate(ptr, bytes);
 }
 MYRIAD_EXPORT cudaError_t cudaFree(void* p) { return shim::Release(p); }
-MYRIAD_EXPORT cudaError_t cudaMallocAsync(void** ptr, size_t bytes, cudaStream_t) {
-  return shim::Allocate(ptr, bytes);
+// ---- Stream-ordered allocation and memory pools ----
+// A pool is its device, its attributes and what is allocated from it: allocations are device
+// memory as cudaMalloc's (the pool caches nothing, so reserved equals used).
+struct CUmemPoolHandle_st {
+  int device = 0;
+  bool is_default = false;
+  std::uint64_t release_threshold = 0;
+  int reuse[3] = {1, 1, 1};  // follow event dependencies, opportunistic, internal dependencies
+  std::uint64_t used = 0, used_high = 0, reserved_high = 0;
+};
+namespace myriad::shim {
+namespace {
+std::mutex pools_mu;
+struct Pools {
+  std::map<int, cudaMemPool_t> default_pool, current_pool;  // by device
+  std::map<const void*, std::pair<cudaMemPool_t, std::size_t>> allocations;
+};
+Pools& AllPools() {
+  static auto* pools = new Pools();
+  return *pools;
 }
-MYRIAD_EXPORT cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return shim::Release(p); }
+bool ValidDevice(int device) { return device >= 0 && device < GetSettings().devices; }
+cudaMemPool_t DefaultPoolLocked(int device) {
+  cudaMemPool_t& pool = AllPools().default_pool[device];
+  if (!pool) {
+    pool = new CUmemPoolHandle_st();
+    pool->device = device;
+    pool->is_default = true;
+  }
+  return pool;
+}
+cudaMemPool_t CurrentPoolLocked(int device) {
+  auto it = AllPools().current_pool.find(device);
+  return it != AllPools().current_pool.end() ? it->second : DefaultPoolLocked(device);
+}
+bool KnownPoolLocked(cudaMemPool_t pool) {
+  if (!pool) return false;
+  for (const auto& [device, p] : AllPools().default_pool)
+    if (p == pool) return true;
+  for (const auto& [device, p] : AllPools().current_pool)
+    if (p == pool) return true;
+  return false;
+}
+std::set<cudaMemPool_t>& CreatedPools() {
+  static auto* pools = new std::set<cudaMemPool_t>();
+  return *pools;
+}
+cudaError_t AllocateFromPool(void** ptr, std::size_t bytes, cudaMemPool_t pool) {
+  if (const cudaError_t e = AllocateOn(ptr, bytes, pool->device); e != cudaSuccess) return e;
+  std::lock_guard<std::mutex> lock(pools_mu);
+  pool->used += bytes;
+  pool->used_high = std::max(pool->used_high, pool->used);
+  pool->reserved_high = std::max(pool->reserved_high, pool->used);
+  AllPools().allocations[*ptr] = {pool, bytes};
+  return cudaSuccess;
+}
+}  // namespace
+}  // namespace myriad::shim
+
+MYRIAD_EXPORT cudaError_t cudaMallocAsync(void** ptr, size_t bytes, cudaStream_t) {
+  cudaMemPool_t pool = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(shim::pools_mu);
+    pool = shim::CurrentPoolLocked(shim::CurrentDevice());
+  }
+  return shim::AllocateFromPool(ptr, bytes, pool);
+}
+MYRIAD_EXPORT cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t bytes, cudaMemPool_t pool,
+                                                  cudaStream_t) {
+  {
+    std::lock_guard<std::mutex> lock(shim::pools_mu);
+    if (!shim::KnownPoolLocked(pool) && !shim::CreatedPools().count(pool))
+      return Fail(cudaErrorInvalidValue);
+  }
+  return shim::AllocateFromPool(ptr, bytes, pool);
+}
+MYRIAD_EXPORT cudaError_t cudaFreeAsync(void* p, cudaStream_t) {
+  {
+    std::lock_guard<std::mutex> lock(shim::pools_mu);
+    auto it = shim::AllPools().allocations.find(p);
+    if (it != shim::AllPools().allocations.end()) {
+      it->second.first->used -= it->second.second;
+      shim::AllPools().allocations.erase(it);
+    }
+  }
+  return shim::Release(p);
+}
+MYRIAD_EXPORT cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
+  if (!pool) return Fail(cudaErrorInvalidValue);
+  if (!shim::ValidDevice(device)) return Fail(cudaErrorInvalidDevice);
+  std::lock_guard<std::mutex> lock(shim::pools_mu);
+  *pool = shim::DefaultPoolLocked(device);
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* pool, int device) {
+  if (!pool) return Fail(cudaErrorInvalidValue);
+  if (!shim::ValidDevice(device)) return Fail(cudaErrorInvalidDevice);
+  std::lock_guard<std::mutex> lock(shim::pools_mu);
+  *pool = shim::CurrentPoolLocked(device);
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t pool) {
+  if (!shim::ValidDevice(device)) return Fail(cudaErrorInvalidDevice);
+  std::lock_guard<std::mutex> lock(shim::pools_mu);
+  if (!pool || pool->device != device ||
+      (!shim::KnownPoolLocked(pool) && !shim::CreatedPools().count(pool)))
+    return Fail(cudaErrorInvalidValue);
+  shim::AllPools().current_pool[device] = pool;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps* props) {
+  if (!pool || !props || props->location.type != cudaMemLocationTypeDevice)
+    return Fail(cudaErrorInvalidValue);
+  if (!shim::ValidDevice(props->location.id)) return Fail(cudaErrorInvalidDevice);
+  std::lock_guard<std::mutex> lock(shim::pools_mu);
+  *pool = new CUmemPoolHandle_st();
+  (*pool)->device = props->location.id;
+  shim::CreatedPools().insert(*pool);
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
+  std::lock_guard<std::mutex> lock(shim::pools_mu);
+  // A device's default pool cannot be destroyed; nor a pool still some device's current one.
+  if (!shim::CreatedPools().count(pool)) return Fail(cudaErrorInvalidValue);
+  for (const auto& [device, current] : shim::AllPools().current_pool)
+    if (current == pool) return Fail(cudaErrorInvalidValue);
+  shim::CreatedPools().erase(pool);
+  delete pool;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t) {
+  std::lock_guard<std::mutex> lock(shim::pools_mu);
+  return shim::KnownPoolLocked(pool) || shim::CreatedPools().count(pool)
+             ? cudaSuccess
+             : Fail(cudaErrorInvalidValue);  // nothing cached: nothing to give back
+}
+MYRIAD_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr,
+                                                  void* value) {
+  std::lock_guard<std::mutex> lock(shim::pools_mu);
+  if (!value || (!shim::KnownPoolLocked(pool) && !shim::CreatedPools().count(pool)))
+    return Fail(cudaErrorInvalidValue);
+  switch (attr) {
+    case cudaMemPoolReuseFollowEventDependencies:
+    case cudaMemPoolReuseAllowOpportunistic:
+    case cudaMemPoolReuseAllowInternalDependencies:
+      pool->reuse[attr - cudaMemPoolReuseFollowEventDependencies] = *static_cast<int*>(value);
+      return cudaSuccess;
+    case cudaMemPoolAttrReleaseThreshold:
+      pool->release_threshold = *static_cast<std::uint64_t*>(value);
+      return cudaSuccess;
+    case cudaMemPoolAttrReservedMemHigh:
+    case cudaMemPoolAttrUsedMemHigh:
+      // Only a reset to the current value is allowed (the value must be 0).
+      if (*static_cast<std::uint64_t*>(value) != 0) return Fail(cudaErrorInvalidValue);
+      (attr == cudaMemPoolAttrUsedMemHigh ? pool->used_high : pool->reserved_high) = pool->used;
+      return cudaSuccess;
+    default:
+      return Fail(cudaErrorInvalidValue);
+  }
+}
+MYRIAD_EXPORT cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr,
+                                                  void* value) {
+  std::lock_guard<std::mutex> lock(shim::pools_mu);
+  if (!value || (!shim::KnownPoolLocked(pool) && !shim::CreatedPools().count(pool)))
+    return Fail(cudaErrorInvalidValue);
+  switch (attr) {
+    case cudaMemPoolReuseFollowEventDependencies:
+    case cudaMemPoolReuseAllowOpportunistic:
+    case cudaMemPoolReuseAllowInternalDependencies:
+      *static_cast<int*>(value) = pool->reuse[attr - cudaMemPoolReuseFollowEventDependencies];
+      return cudaSuccess;
+    case cudaMemPoolAttrReleaseThreshold:
+      *static_cast<std::uint64_t*>(value) = pool->release_threshold;
+      return cudaSuccess;
+    case cudaMemPoolAttrReservedMemCurrent:
+    case cudaMemPoolAttrUsedMemCurrent:
+      *static_cast<std::uint64_t*>(value) = pool->used;
+      return cudaSuccess;
+    case cudaMemPoolAttrReservedMemHigh:
+      *static_cast<std::uint64_t*>(value) = pool->reserved_high;
+      return cudaSuccess;
+    case cudaMemPoolAttrUsedMemHigh:
+      *static_cast<std::uint64_t*>(value) = pool->used_high;
+      return cudaSuccess;
+    default:
+      return Fail(cudaErrorInvalidValue);
+  }
+}
 MYRIAD_EXPORT cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned flags) {
   // Pinned host memory is real memory the program reads and writes.
   if (!ptr) return Fail(cudaErrorInvalidValue);
@@ -808,6 +1054,64 @@ MYRIAD_EXPORT cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, c
 MYRIAD_EXPORT cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes,
                                           cudaMemcpyKind k, cudaStream_t stream) {
   return shim::Copy(dst, src, bytes, shim::KindOf(dst, src, k), stream, true);
+}
+MYRIAD_EXPORT cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                       size_t width, size_t height, cudaMemcpyKind k) {
+  return shim::Copy2D(dst, dpitch, src, spitch, width, height, k, nullptr, false);
+}
+MYRIAD_EXPORT cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src,
+                                            size_t spitch, size_t width, size_t height,
+                                            cudaMemcpyKind k, cudaStream_t stream) {
+  return shim::Copy2D(dst, dpitch, src, spitch, width, height, k, stream, true);
+}
+MYRIAD_EXPORT cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
+  if (!ptr || !pitch) return Fail(cudaErrorInvalidValue);
+  // Rows aligned as the device's texture pitch alignment (cudaDevAttrTexturePitchAlignment).
+  constexpr size_t kPitchAlignment = 512;
+  *pitch = (std::max<size_t>(width, 1) + kPitchAlignment - 1) / kPitchAlignment * kPitchAlignment;
+  if (height > 0 && *pitch > std::numeric_limits<size_t>::max() / height)
+    return Fail(cudaErrorMemoryAllocation);
+  return shim::Allocate(ptr, *pitch * height);
+}
+MYRIAD_EXPORT cudaError_t cudaGetSymbolAddress(void** address, const void* symbol) {
+  if (!address) return Fail(cudaErrorInvalidValue);
+  size_t size = 0;
+  return Fail(shim::SymbolAddress(symbol, address, &size));
+}
+MYRIAD_EXPORT cudaError_t cudaGetSymbolSize(size_t* size, const void* symbol) {
+  if (!size) return Fail(cudaErrorInvalidValue);
+  void* address = nullptr;
+  return Fail(shim::SymbolAddress(symbol, &address, size));
+}
+MYRIAD_EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count,
+                                                  size_t offset, cudaMemcpyKind k,
+                                                  cudaStream_t stream) {
+  char* at = nullptr;
+  if (const cudaError_t e = shim::SymbolRange(symbol, count, offset, &at); e != cudaSuccess)
+    return Fail(e);
+  return shim::Copy(at, src, count, shim::KindOf(at, src, k), stream, true);
+}
+MYRIAD_EXPORT cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count,
+                                             size_t offset, cudaMemcpyKind k) {
+  char* at = nullptr;
+  if (const cudaError_t e = shim::SymbolRange(symbol, count, offset, &at); e != cudaSuccess)
+    return Fail(e);
+  return shim::Copy(at, src, count, shim::KindOf(at, src, k), nullptr, false);
+}
+MYRIAD_EXPORT cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count,
+                                                    size_t offset, cudaMemcpyKind k,
+                                                    cudaStream_t stream) {
+  char* at = nullptr;
+  if (const cudaError_t e = shim::SymbolRange(symbol, count, offset, &at); e != cudaSuccess)
+    return Fail(e);
+  return shim::Copy(dst, at, count, shim::KindOf(dst, at, k), stream, true);
+}
+MYRIAD_EXPORT cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count,
+                                               size_t offset, cudaMemcpyKind k) {
+  char* at = nullptr;
+  if (const cudaError_t e = shim::SymbolRange(symbol, count, offset, &at); e != cudaSuccess)
+    return Fail(e);
+  return shim::Copy(dst, at, count, shim::KindOf(dst, at, k), nullptr, false);
 }
 MYRIAD_EXPORT cudaError_t cudaMemcpyPeer(void* dst, int, const void* src, int, size_t bytes) {
   return shim::Copy(dst, src, bytes, shim::kPeer, nullptr, false);
@@ -983,7 +1287,11 @@ MYRIAD_EXPORT void __cudaRegisterFunction(void**, const char* host_function, cha
   else
     record->name = device_function ? device_function : record->name;
 }
-MYRIAD_EXPORT void __cudaRegisterVar(void**, char*, char*, const char*, int, size_t, int, int) {}
+MYRIAD_EXPORT void __cudaRegisterVar(void**, char* host_var, char*, const char*, int, size_t size,
+                                     int, int) {
+  std::lock_guard<std::mutex> lock(shim::symbols_mu);
+  shim::Symbols()[host_var].size = size;
+}
 MYRIAD_EXPORT void __cudaRegisterManagedVar(void**, void**, char*, const char*, int, size_t, int,
                                             int) {}
 MYRIAD_EXPORT cudaError_t __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared,

@@ -102,6 +102,21 @@ TEST(RunTest, PythonHookRunsTheSitecustomizeItShadows) {
   EXPECT_THAT(out, HasSubstr("shims/python/sitecustomize.py")) << out;
 }
 
+// Pitched allocations and 2D copies, __device__ variables through their symbols, and
+// stream-ordered memory pools move real bytes and keep their books (memory_apis.cu checks
+// every value it gets back and the errors of bad calls).
+TEST(RunTest, PitchedCopiesSymbolsAndMemoryPools) {
+  const auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 1 --timeout 60 -- " +
+                                    kPrograms + "/memory_apis");
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("pitch 512, row 2: 20 21 22 23 24"));
+  EXPECT_THAT(out, HasSubstr("symbol: size 16, [2..3] 2.5 3.5, [1] 1.5"));
+  EXPECT_THAT(out, HasSubstr("default pool: 1048576 bytes used"));
+  EXPECT_THAT(out, HasSubstr("own pool: high 4096, now 0"));
+  EXPECT_THAT(out, HasSubstr("memory apis: ok"));
+  EXPECT_THAT(out, Not(HasSubstr("not supported")));
+}
+
 TEST(RunTest, RealHostClockCanBeChosen) {
   const auto [status, out] = myriad::testing::RunCommand(
       "MYRIAD_HOST_CLOCK=real " + std::string(MYRIAD_BINARY) +
