@@ -824,6 +824,10 @@ std::set<cudaMemPool_t>& CreatedPools() {
   static auto* pools = new std::set<cudaMemPool_t>();
   return *pools;
 }
+// A device's default pool, or one cudaMemPoolCreate made and nobody destroyed.
+bool ValidPoolLocked(cudaMemPool_t pool) {
+  return KnownPoolLocked(pool) || CreatedPools().count(pool) > 0;
+}
 cudaError_t AllocateFromPool(void** ptr, std::size_t bytes, cudaMemPool_t pool) {
   if (const cudaError_t e = AllocateOn(ptr, bytes, pool->device); e != cudaSuccess) return e;
   std::lock_guard<std::mutex> lock(pools_mu);
@@ -848,8 +852,7 @@ MYRIAD_EXPORT cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t bytes, cuda
                                                   cudaStream_t) {
   {
     std::lock_guard<std::mutex> lock(shim::pools_mu);
-    if (!shim::KnownPoolLocked(pool) && !shim::CreatedPools().count(pool))
-      return Fail(cudaErrorInvalidValue);
+    if (!shim::ValidPoolLocked(pool)) return Fail(cudaErrorInvalidValue);
   }
   return shim::AllocateFromPool(ptr, bytes, pool);
 }
@@ -881,8 +884,7 @@ MYRIAD_EXPORT cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* pool, int device) 
 MYRIAD_EXPORT cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t pool) {
   if (!shim::ValidDevice(device)) return Fail(cudaErrorInvalidDevice);
   std::lock_guard<std::mutex> lock(shim::pools_mu);
-  if (!pool || pool->device != device ||
-      (!shim::KnownPoolLocked(pool) && !shim::CreatedPools().count(pool)))
+  if (!pool || pool->device != device || !shim::ValidPoolLocked(pool))
     return Fail(cudaErrorInvalidValue);
   shim::AllPools().current_pool[device] = pool;
   return cudaSuccess;
@@ -909,15 +911,13 @@ MYRIAD_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
 }
 MYRIAD_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t) {
   std::lock_guard<std::mutex> lock(shim::pools_mu);
-  return shim::KnownPoolLocked(pool) || shim::CreatedPools().count(pool)
-             ? cudaSuccess
-             : Fail(cudaErrorInvalidValue);  // nothing cached: nothing to give back
+  // Nothing is cached: nothing to give back.
+  return shim::ValidPoolLocked(pool) ? cudaSuccess : Fail(cudaErrorInvalidValue);
 }
 MYRIAD_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr,
                                                   void* value) {
   std::lock_guard<std::mutex> lock(shim::pools_mu);
-  if (!value || (!shim::KnownPoolLocked(pool) && !shim::CreatedPools().count(pool)))
-    return Fail(cudaErrorInvalidValue);
+  if (!value || !shim::ValidPoolLocked(pool)) return Fail(cudaErrorInvalidValue);
   switch (attr) {
     case cudaMemPoolReuseFollowEventDependencies:
     case cudaMemPoolReuseAllowOpportunistic:
@@ -940,8 +940,7 @@ MYRIAD_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoo
 MYRIAD_EXPORT cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr,
                                                   void* value) {
   std::lock_guard<std::mutex> lock(shim::pools_mu);
-  if (!value || (!shim::KnownPoolLocked(pool) && !shim::CreatedPools().count(pool)))
-    return Fail(cudaErrorInvalidValue);
+  if (!value || !shim::ValidPoolLocked(pool)) return Fail(cudaErrorInvalidValue);
   switch (attr) {
     case cudaMemPoolReuseFollowEventDependencies:
     case cudaMemPoolReuseAllowOpportunistic:

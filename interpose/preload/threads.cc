@@ -184,6 +184,16 @@ void WakeAll(const Table* t, const void* object, std::int64_t at) {
   for (void* waiter : it->second) t->host_wake(waiter, at);
   Objs().waiters.erase(it);
 }
+// The calling thread lets go of `object` (a mutex's unlock, a semaphore's post; objects
+// locked): whoever takes it next resumes no earlier than now, and its waiters run again.
+void LetGo(const Table* t, const void* object) {
+  const std::int64_t now = Clock(t);
+  if (Started(t)) {
+    std::int64_t& released = Objs().released[object];
+    released = std::max(released, now);
+  }
+  WakeAll(t, object, now);
+}
 std::int64_t Released(const void* mutex) {
   auto it = Objs().released.find(mutex);
   return it == Objs().released.end() ? 0 : it->second;
@@ -480,18 +490,11 @@ MYRIAD_PRELOAD_EXPORT int pthread_mutex_unlock(pthread_mutex_t* mutex) {
   const Table* t = Tracked();
   if (t == nullptr) return Real().mutex_unlock(mutex);
   Inside inside;
-  {
-    Locked lock;
-    const std::int64_t now = Clock(t);
-    if (Started(t)) {
-      std::int64_t& released = Objs().released[mutex];
-      released = std::max(released, now);
-    }
-    WakeAll(t, mutex, now);
-    // Released under the objects' lock, so that a thread about to report waiting on it
-    // either takes it or is woken (no wake-up lost in between).
-    return Real().mutex_unlock(mutex);
-  }
+  Locked lock;
+  LetGo(t, mutex);
+  // Released under the objects' lock, so that a thread about to report waiting on it either
+  // takes it or is woken (no wake-up lost in between).
+  return Real().mutex_unlock(mutex);
 }
 
 MYRIAD_PRELOAD_EXPORT int pthread_mutex_destroy(pthread_mutex_t* mutex) {
@@ -727,12 +730,7 @@ MYRIAD_PRELOAD_EXPORT int sem_post(sem_t* sem) {
   if (const Table* t = Tracked(); t != nullptr && Started(t)) {
     Inside inside;
     Locked lock;
-    const std::int64_t now = Clock(t);
-    if (Started(t)) {
-      std::int64_t& released = Objs().released[sem];
-      released = std::max(released, now);
-    }
-    WakeAll(t, sem, now);
+    LetGo(t, sem);
     return Real().sem_post(sem);  // under the objects' lock, as a mutex's unlock
   }
   return Real().sem_post(sem);
