@@ -60,18 +60,8 @@ constexpr std::uint8_t kKindCommInit = static_cast<std::uint8_t>(myriad::wire::W
 constexpr std::uint8_t kKindCommDestroy =
     static_cast<std::uint8_t>(myriad::wire::WireKind::kCommDestroy);
 
-// netmodel::CollectiveOp.
-enum class Coll : std::uint8_t {
-  kAllReduce,
-  kAllGather,
-  kReduceScatter,
-  kBroadcast,
-  kReduce,
-  kAllToAll,
-  kSendRecv,
-  kGather,
-  kScatter,
-};
+// The protocol's collective numbering (netmodel::CollectiveOp's), for ops and their data.
+using Coll = myriad::wire::DataColl;
 
 // ---------------------------------------------------------------------------------------------
 // Formatting, NCCL_DEBUG and the last error.

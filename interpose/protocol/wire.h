@@ -61,9 +61,8 @@ struct DataReply {
   std::uint32_t tag = 0;  // the call's DataHeader::tag
   std::uint32_t reserved = 0;
 };
-// What each member sends and receives in a collective's exchange, in elements (of `count`
-// for `nranks` members): both ends compute it from the call's arguments alone. `coll` numbers
-// are netmodel::CollectiveOp's (checked by a static_assert in the server).
+// Collectives as WireOp::coll and DataHeader::coll number them: netmodel::CollectiveOp's
+// numbering (checked by a static_assert in the server).
 enum class DataColl : std::uint8_t {
   kAllReduce,
   kAllGather,
@@ -75,6 +74,8 @@ enum class DataColl : std::uint8_t {
   kGather,
   kScatter,
 };
+// What each member sends and receives in a collective's exchange, in elements (of `count`
+// for `nranks` members): both ends compute it from the call's arguments alone.
 inline std::uint64_t SendElements(const DataHeader& h, int rank) {
   const auto n = static_cast<std::uint64_t>(h.nranks);
   switch (static_cast<DataColl>(h.coll)) {
