@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 
+#include "protocol/kernel_signature.h"
 #include "timing/library_model.h"
 
 namespace myriad::emulator::timing {
@@ -47,8 +49,6 @@ std::string Demangle(std::string_view name) {
   return status == 0 && out ? std::string(out.get()) : std::string(name);
 }
 
-bool IsOpen(char c) { return c == '<' || c == '(' || c == '[' || c == '{'; }
-bool IsClose(char c) { return c == '>' || c == ')' || c == ']' || c == '}'; }
 bool IsIdentifier(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
@@ -56,20 +56,8 @@ bool IsIdentifier(char c) {
 // Splits "a, b<c, d>, e" at its top-level commas.
 std::vector<std::string_view> SplitTopLevel(std::string_view list) {
   std::vector<std::string_view> parts;
-  int depth = 0;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= list.size(); ++i) {
-    const char c = i < list.size() ? list[i] : ',';
-    if (IsOpen(c)) ++depth;
-    if (IsClose(c)) --depth;
-    if (c == ',' && depth == 0) {
-      std::string_view part = list.substr(start, i - start);
-      while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
-      while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
-      parts.push_back(part);
-      start = i + 1;
-    }
-  }
+  wire::ForEachTopLevel(list, std::numeric_limits<int>::max(),
+                        [&](std::string_view part) { parts.push_back(part); });
   return parts;
 }
 
@@ -81,13 +69,7 @@ struct FunctionName {
 };
 FunctionName ParseFunctionName(std::string_view demangled) {
   FunctionName f;
-  if (demangled.empty() || demangled.back() != ')') return f;
-  int depth = 0;
-  std::size_t i = demangled.size();
-  while (i-- > 0) {  // back to the '(' that opens the parameter list
-    if (demangled[i] == ')') ++depth;
-    if (demangled[i] == '(' && --depth == 0) break;
-  }
+  const std::size_t i = wire::ParameterListOpen(demangled);
   if (i == std::string_view::npos || i == 0) return f;
   std::size_t end = i;  // one past the name (and its template arguments)
   if (demangled[end - 1] == '>') {

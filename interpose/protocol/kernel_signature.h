@@ -23,43 +23,53 @@ struct IntegerParameters {
   bool is_signed[kMaxIntArgs] = {};
 };
 
-// Calls `visit(type)` for each top-level parameter type of `demangled` ("void f<int>(int,
-// float const*)" gives "int" and "float const*"), at most kMaxParameters; returns the number
-// visited, or -1 when the name has no parameter list (an extern "C" kernel, a bad name).
-template <typename Visit>
-int ForEachParameter(std::string_view demangled, Visit visit) {
-  // The parameter list is the balanced "(...)" that ends the name: what comes before it
-  // ("(anonymous namespace)", a lambda's "operator()") is part of the function's name.
-  if (demangled.empty() || demangled.back() != ')') return -1;
+// Where the parameter list of `demangled` opens: the balanced "(...)" that ends the name
+// (what comes before it, "(anonymous namespace)" or a lambda's "operator()", is part of the
+// function's name); npos when there is none (an extern "C" kernel, a bad name).
+inline std::size_t ParameterListOpen(std::string_view demangled) {
+  if (demangled.empty() || demangled.back() != ')') return std::string_view::npos;
   int depth = 0;
-  std::size_t open = std::string_view::npos;
   for (std::size_t i = demangled.size(); i-- > 0;) {
-    const char c = demangled[i];
-    if (c == ')') ++depth;
-    if (c == '(' && --depth == 0) {
-      open = i;
-      break;
-    }
+    if (demangled[i] == ')') ++depth;
+    if (demangled[i] == '(' && --depth == 0) return i;
   }
-  if (open == std::string_view::npos) return -1;
-  const std::string_view list = demangled.substr(open + 1, demangled.size() - open - 2);
-  if (list.empty() || list == "void") return 0;
+  return std::string_view::npos;
+}
+
+// Calls `visit(item)` for each item of a comma-separated list at its top level (commas inside
+// <>, (), [] and {} do not split; spaces around an item are trimmed), at most `max` items;
+// returns the number visited.
+template <typename Visit>
+int ForEachTopLevel(std::string_view list, int max, Visit visit) {
   int count = 0;
-  int nesting = 0;  // <>, (), [] and {} inside a parameter's type
+  int nesting = 0;
   std::size_t start = 0;
-  for (std::size_t i = 0; i <= list.size() && count < kMaxParameters; ++i) {
+  for (std::size_t i = 0; i <= list.size() && count < max; ++i) {
     const char c = i < list.size() ? list[i] : ',';
     if (c == '<' || c == '(' || c == '[' || c == '{') ++nesting;
     if (c == '>' || c == ')' || c == ']' || c == '}') --nesting;
     if (c == ',' && nesting == 0) {
-      std::string_view type = list.substr(start, i - start);
-      while (!type.empty() && type.front() == ' ') type.remove_prefix(1);
-      visit(type);
+      std::string_view item = list.substr(start, i - start);
+      while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+      while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+      visit(item);
       ++count;
       start = i + 1;
     }
   }
   return count;
+}
+
+// Calls `visit(type)` for each top-level parameter type of `demangled` ("void f<int>(int,
+// float const*)" gives "int" and "float const*"), at most kMaxParameters; returns the number
+// visited, or -1 when the name has no parameter list.
+template <typename Visit>
+int ForEachParameter(std::string_view demangled, Visit visit) {
+  const std::size_t open = ParameterListOpen(demangled);
+  if (open == std::string_view::npos) return -1;
+  const std::string_view list = demangled.substr(open + 1, demangled.size() - open - 2);
+  if (list.empty() || list == "void") return 0;
+  return ForEachTopLevel(list, kMaxParameters, visit);
 }
 
 // Size of an integer type as the demangler spells it; 0 for anything else (pointers,
