@@ -421,14 +421,8 @@ void MoveBytes(void* dst, const void* src, std::size_t bytes) {
   }
 }
 
-cudaError_t Copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, cudaStream_t stream,
-                 bool async) {
-  if (bytes == 0) return cudaSuccess;
-  if (!dst || !src) return Fail(cudaErrorInvalidValue);
-  int device = 0;
-  std::int32_t id = 0;
-  if (!Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
-  MoveBytes(dst, src, bytes);
+// The copy op of `bytes` on `stream` (resolved to `device`, `id`), once its bytes have moved.
+cudaError_t SubmitCopy(std::size_t bytes, CopyKind kind, int device, std::int32_t id, bool async) {
   wire::WireOp op = Op(kMemcpy, id);
   op.bytes = bytes;
   op.copy_kind = kind;
@@ -437,6 +431,17 @@ cudaError_t Copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, c
     return Fail(static_cast<cudaError_t>(Submit(op, device)));
   }
   return Fail(static_cast<cudaError_t>(Call(op, device, nullptr)));
+}
+
+cudaError_t Copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, cudaStream_t stream,
+                 bool async) {
+  if (bytes == 0) return cudaSuccess;
+  if (!dst || !src) return Fail(cudaErrorInvalidValue);
+  int device = 0;
+  std::int32_t id = 0;
+  if (!Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  MoveBytes(dst, src, bytes);
+  return SubmitCopy(bytes, kind, device, id, async);
 }
 
 // A copy of `height` rows of `width` bytes between pitched buffers (cudaMemcpy2D): the rows'
@@ -454,14 +459,7 @@ cudaError_t Copy2D(void* dst, std::size_t dpitch, const void* src, std::size_t s
   for (std::size_t row = 0; row < height; ++row)
     MoveBytes(static_cast<char*>(dst) + row * dpitch, static_cast<const char*>(src) + row * spitch,
               width);
-  wire::WireOp op = Op(kMemcpy, id);
-  op.bytes = width * height;
-  op.copy_kind = KindOf(dst, src, kind);
-  if (async) {
-    op.flags = wire::kAsync;
-    return Fail(static_cast<cudaError_t>(Submit(op, device)));
-  }
-  return Fail(static_cast<cudaError_t>(Call(op, device, nullptr)));
+  return SubmitCopy(width * height, KindOf(dst, src, kind), device, id, async);
 }
 
 // --- __device__ variables: each registered one gets device memory (reserved, not counted,
@@ -792,6 +790,7 @@ namespace {
 std::mutex pools_mu;
 struct Pools {
   std::map<int, cudaMemPool_t> default_pool, current_pool;  // by device
+  std::set<cudaMemPool_t> live;  // the default pools made so far, and created ones not destroyed
   std::map<const void*, std::pair<cudaMemPool_t, std::size_t>> allocations;
 };
 Pools& AllPools() {
@@ -805,6 +804,7 @@ cudaMemPool_t DefaultPoolLocked(int device) {
     pool = new CUmemPoolHandle_st();
     pool->device = device;
     pool->is_default = true;
+    AllPools().live.insert(pool);
   }
   return pool;
 }
@@ -812,22 +812,7 @@ cudaMemPool_t CurrentPoolLocked(int device) {
   auto it = AllPools().current_pool.find(device);
   return it != AllPools().current_pool.end() ? it->second : DefaultPoolLocked(device);
 }
-bool KnownPoolLocked(cudaMemPool_t pool) {
-  if (!pool) return false;
-  for (const auto& [device, p] : AllPools().default_pool)
-    if (p == pool) return true;
-  for (const auto& [device, p] : AllPools().current_pool)
-    if (p == pool) return true;
-  return false;
-}
-std::set<cudaMemPool_t>& CreatedPools() {
-  static auto* pools = new std::set<cudaMemPool_t>();
-  return *pools;
-}
-// A device's default pool, or one cudaMemPoolCreate made and nobody destroyed.
-bool ValidPoolLocked(cudaMemPool_t pool) {
-  return KnownPoolLocked(pool) || CreatedPools().count(pool) > 0;
-}
+bool ValidPoolLocked(cudaMemPool_t pool) { return AllPools().live.count(pool) > 0; }
 cudaError_t AllocateFromPool(void** ptr, std::size_t bytes, cudaMemPool_t pool) {
   if (const cudaError_t e = AllocateOn(ptr, bytes, pool->device); e != cudaSuccess) return e;
   std::lock_guard<std::mutex> lock(pools_mu);
@@ -861,7 +846,7 @@ MYRIAD_EXPORT cudaError_t cudaFreeAsync(void* p, cudaStream_t) {
     std::lock_guard<std::mutex> lock(shim::pools_mu);
     auto it = shim::AllPools().allocations.find(p);
     if (it != shim::AllPools().allocations.end()) {
-      it->second.first->used -= it->second.second;
+      if (it->second.first) it->second.first->used -= it->second.second;
       shim::AllPools().allocations.erase(it);
     }
   }
@@ -896,16 +881,20 @@ MYRIAD_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPo
   std::lock_guard<std::mutex> lock(shim::pools_mu);
   *pool = new CUmemPoolHandle_st();
   (*pool)->device = props->location.id;
-  shim::CreatedPools().insert(*pool);
+  shim::AllPools().live.insert(*pool);
   return cudaSuccess;
 }
 MYRIAD_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
   std::lock_guard<std::mutex> lock(shim::pools_mu);
   // A device's default pool cannot be destroyed; nor a pool still some device's current one.
-  if (!shim::CreatedPools().count(pool)) return Fail(cudaErrorInvalidValue);
+  if (!shim::ValidPoolLocked(pool) || pool->is_default) return Fail(cudaErrorInvalidValue);
   for (const auto& [device, current] : shim::AllPools().current_pool)
     if (current == pool) return Fail(cudaErrorInvalidValue);
-  shim::CreatedPools().erase(pool);
+  shim::AllPools().live.erase(pool);
+  // Its allocations stay valid until freed (as CUDA defers the pool's release until then);
+  // they no longer count anywhere.
+  for (auto& [address, allocation] : shim::AllPools().allocations)
+    if (allocation.first == pool) allocation.first = nullptr;
   delete pool;
   return cudaSuccess;
 }

@@ -80,7 +80,10 @@ int main() {
   ok &= high == 4096 && used == 0;
   std::printf("own pool: high %llu, now %llu\n", static_cast<unsigned long long>(high),
               static_cast<unsigned long long>(used));
+  void* outlives = nullptr;  // an allocation stays valid after its pool is destroyed
+  CHECK(cudaMallocFromPoolAsync(&outlives, 256, mine, nullptr));
   CHECK(cudaMemPoolDestroy(mine));
+  CHECK(cudaFreeAsync(outlives, nullptr));
   ok &= cudaMemPoolDestroy(pool) == cudaErrorInvalidValue;  // a default pool stays
   CHECK(cudaFree(matrix));
   std::printf("memory apis: %s\n", ok ? "ok" : "MISMATCH");
