@@ -340,6 +340,35 @@ int SemaphoreWait(const Table* t, sem_t* sem, const timespec* real_deadline) {
   return rc;
 }
 
+// Timed waits keep their real deadline (the program computed it from its clock, which is
+// virtual: the remaining time is taken as real time). docs/run.md says what this means.
+// Nanoseconds from the program's (virtual) `clock` now to `abstime`, at least 0.
+std::int64_t VirtualLeft(clockid_t clock, const timespec* abstime) {
+  timespec now{};
+  ::clock_gettime(clock, &now);  // the program's (virtual) clock
+  return std::max<std::int64_t>(0, Nanos(*abstime) - Nanos(now));
+}
+
+// A wait until `abstime` on the program's `clock` (a timed condition or semaphore wait): its
+// waker, if any, sets its clock; `wait(real_deadline, &timed_out)` waits the remaining
+// virtual time in real time, and a timeout moves the thread's clock to the deadline, so a
+// "wait until the clock passes T" loop ends.
+template <typename Wait>
+int TimedWait(const Table* t, clockid_t clock, const timespec* abstime, Wait wait) {
+  const std::int64_t left = VirtualLeft(clock, abstime);
+  const std::int64_t from = Clock(t);
+  const timespec deadline =
+      RealIn(static_cast<long>(std::min<std::int64_t>(left, 1'000'000'000'000)));
+  bool timed_out = false;
+  const int rc = wait(&deadline, &timed_out);
+  if (timed_out && Started(t)) {
+    const int saved = errno;
+    t->host_resume(from + left * 1000);
+    errno = saved;
+  }
+  return rc;
+}
+
 std::int64_t MillisNs(int ms) { return ms < 0 ? -1 : static_cast<std::int64_t>(ms) * 1'000'000; }
 std::int64_t SpecNs(const timespec* ts) { return ts == nullptr ? -1 : Nanos(*ts); }
 
@@ -543,27 +572,13 @@ MYRIAD_PRELOAD_EXPORT int pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_
   return CondWait(t, cond, mutex, nullptr);
 }
 
-// Timed waits keep their real deadline (the program computed it from its clock, which is
-// virtual: the remaining time is taken as real time). docs/run.md says what this means.
-// Nanoseconds from the program's (virtual) `clock` now to `abstime`, at least 0.
-static std::int64_t VirtualLeft(clockid_t clock, const timespec* abstime) {
-  timespec now{};
-  ::clock_gettime(clock, &now);  // the program's (virtual) clock
-  return std::max<std::int64_t>(0, Nanos(*abstime) - Nanos(now));
-}
-
-// A timed condition wait: its waker, if any, sets its clock; a timeout is waited in real time
-// and then moves the thread's clock to the deadline, so a "wait until the clock passes T"
-// loop ends.
 static int TimedCondWait(const Table* t, pthread_cond_t* cond, pthread_mutex_t* mutex,
                          clockid_t clock, const timespec* abstime) {
-  const std::int64_t left = VirtualLeft(clock, abstime);
-  const std::int64_t from = Clock(t);
-  const timespec deadline =
-      RealIn(static_cast<long>(std::min<std::int64_t>(left, 1'000'000'000'000)));
-  const int rc = CondWait(t, cond, mutex, &deadline);
-  if (rc == ETIMEDOUT && Started(t)) t->host_resume(from + left * 1000);
-  return rc;
+  return TimedWait(t, clock, abstime, [&](const timespec* deadline, bool* timed_out) {
+    const int rc = CondWait(t, cond, mutex, deadline);
+    *timed_out = rc == ETIMEDOUT;
+    return rc;
+  });
 }
 
 MYRIAD_PRELOAD_EXPORT int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
@@ -741,24 +756,18 @@ MYRIAD_PRELOAD_EXPORT int sem_wait(sem_t* sem) {
   Inside inside;
   return SemaphoreWait(t, sem, nullptr);
 }
-// Timed waits: the remaining virtual time is waited in real time; a timeout moves the
-// thread's clock to the deadline (as a timed condition wait does).
+// Timed waits, as a timed condition wait's (TimedWait).
 static int TimedSemaphoreWait(const Table* t, sem_t* sem, clockid_t clock,
                               const timespec* abstime) {
   if (abstime == nullptr || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1'000'000'000) {
     errno = EINVAL;
     return -1;
   }
-  const std::int64_t left = VirtualLeft(clock, abstime);
-  const std::int64_t from = Clock(t);
-  const timespec deadline =
-      RealIn(static_cast<long>(std::min<std::int64_t>(left, 1'000'000'000'000)));
-  const int rc = SemaphoreWait(t, sem, &deadline);
-  if (rc != 0 && errno == ETIMEDOUT && Started(t)) {
-    t->host_resume(from + left * 1000);
-    errno = ETIMEDOUT;
-  }
-  return rc;
+  return TimedWait(t, clock, abstime, [&](const timespec* deadline, bool* timed_out) {
+    const int rc = SemaphoreWait(t, sem, deadline);
+    *timed_out = rc != 0 && errno == ETIMEDOUT;
+    return rc;
+  });
 }
 MYRIAD_PRELOAD_EXPORT int sem_timedwait(sem_t* sem, const timespec* abstime) {
   const Table* t = Tracked();
