@@ -213,7 +213,7 @@ std::vector<ThreadState*> Threads() {
 }
 
 void FlushAll() {
-  // A copy: a thread holding its own lock may be reading the registry (Started's report).
+  // A copy: a thread holding its own lock may be reading the registry (Start's report).
   for (ThreadState* t : Threads()) {
     std::lock_guard<RawMutex> thread_lock(t->mu);
     SendBatch(*t);
