@@ -18,6 +18,14 @@ namespace {
 // How long the engine waits for silent processes before it wakes a sleeper that is due only
 // once they move on (docs/engine.md).
 constexpr std::chrono::milliseconds kSleeperPatience{10};
+// The same for a timed wait, whose outcome a waker may still decide in virtual time: only the
+// last resort against a thread spinning for it on the host without a system call. (A busy
+// machine can leave a thread computing for seconds between two calls: teardown, say.)
+constexpr std::chrono::milliseconds kTimedWaitPatience{30000};
+// How long a timed wait's deadline waits for threads in outside waits when nothing else is
+// going on: long enough for a request and its answer between two processes of the run (a
+// TCPStore's) on a busy machine, short enough for a server thread that waits all run long.
+constexpr std::chrono::milliseconds kOutsidePatience{200};
 // How long live processes that hold nothing get before a stall is called a deadlock.
 constexpr std::chrono::milliseconds kDeadlockGrace{2000};
 
@@ -140,7 +148,16 @@ Status Simulation::Run() {
       // A process's sleeping thread wakes once everything before its time is done (events at
       // that time first), before any rank goes on at it.
       const SimTime next_timer = workload_.NextTimer();
-      if (next_timer != kNever && next_timer < next_event && next_timer <= next_rank) {
+      bool timer_due = next_timer != kNever && next_timer < next_event && next_timer <= next_rank;
+      // A timed wait's deadline is reached when something else takes virtual time past it, or
+      // when nothing could end the wait first. A thread waiting outside Myriad's view could (a
+      // reply over a socket from another process of the run, a moment away in real time):
+      // such a deadline waits a little for it (kOutsidePatience).
+      const bool outside_may_end_it = timer_due && next_timer < workload_.NextSleep() &&
+                                      std::min(next_event, next_rank) == kNever &&
+                                      workload_.AnyOutsideWait();
+      if (outside_may_end_it) timer_due = false;
+      if (timer_due) {
         now_ = std::max(now_, next_timer);
         SetLogTime(now_);
         workload_.FireTimers(now_);
@@ -196,15 +213,35 @@ Status Simulation::Run() {
       }
       // Only processes can move things on: wait for one to send ops.
       std::unique_lock<std::mutex> lock(inbox_mu_);
+      const auto has_news = [this] { return !inbox_.empty(); };
       if (next_timer == kNever) {
-        inbox_cv_.wait(lock, [this] { return !inbox_.empty(); });
-      } else if (!inbox_cv_.wait_for(lock, kSleeperPatience, [this] { return !inbox_.empty(); })) {
-        // A sleeper is due only once the threads that hold time back move on, but they may be
-        // spinning on the host for it (an MPI progress loop): after a moment of silence it
-        // wakes at its own deadline anyway. GPU work keeps its virtual-time order (nothing
-        // passes the holding threads' clocks); only host-side order may follow real time.
-        lock.unlock();
-        workload_.FireTimers(next_timer);
+        inbox_cv_.wait(lock, has_news);
+      } else if (outside_may_end_it) {
+        if (!inbox_cv_.wait_for(lock, kOutsidePatience, has_news)) {
+          lock.unlock();
+          workload_.FireTimers(next_timer);
+        }
+      } else if (!inbox_cv_.wait_for(lock, kSleeperPatience, has_news)) {
+        // A timer is due only once the threads that hold time back move on, but they may be
+        // spinning on the host for it (an MPI progress loop): after a moment of silence a
+        // sleep ends at its own deadline anyway. GPU work keeps its virtual-time order
+        // (nothing passes the holding threads' clocks); only host-side order may follow real
+        // time. A timed wait (which a waker could still end before its deadline) is given
+        // much longer: its outcome is decided in virtual time unless nothing else can move.
+        const SimTime next_sleep = workload_.NextSleep();
+        if (next_sleep != kNever) {
+          lock.unlock();
+          Log().debug("a sleep ends at its deadline after {} ms of silence",
+                      kSleeperPatience.count());
+          workload_.FireTimers(next_sleep);
+        } else if (!inbox_cv_.wait_for(lock, kTimedWaitPatience, has_news)) {
+          lock.unlock();
+          Log().warn(
+              "a timed wait ends at its deadline after {} ms of silence while a host thread "
+              "holds virtual time back: host-side order follows real time from here",
+              kTimedWaitPatience.count());
+          workload_.FireTimers(next_timer);
+        }
       }
     }
     if (!failed_) {

@@ -55,6 +55,9 @@ struct ProcessState {
     bool outside = false;  // its wait ends by something Myriad does not see
     SimTime time = 0;
     std::shared_ptr<Connection> connection;  // the thread's own, for its answers
+    // Its pending sleep or timed wait, if any (-1: none): in LiveState::timers.
+    SimTime timer_deadline = -1;
+    std::uint32_t timer_version = 0;
     // Connections holding a batch of this thread until a report of the version given
     // arrives (it comes over another connection: the waker's or the creator's).
     std::vector<std::pair<std::uint32_t, std::weak_ptr<Connection>>> deferred;
@@ -93,6 +96,9 @@ struct Timer {
   int process = 0;
   std::uint32_t thread = 0;
   std::uint32_t version = 0;  // the sleep's report; a later report about the thread cancels it
+  // A sleep (not a timed wait, which a waker may end): the engine may fire it after a moment
+  // of real silence although threads still hold time back (engine.cc, kSleeperPatience).
+  bool sleep = true;
   bool operator<(const Timer& o) const {
     return std::tie(deadline, process, thread, version) <
            std::tie(o.deadline, o.process, o.thread, o.version);
@@ -273,6 +279,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     wire::Append(payload, r);
     Send(wire::FrameType::kReply, payload);
   }
+  // Answers a sleep or a timed wait (engine thread).
+  void SendTimer(std::uint32_t version, SimTime time) {
+    wire::TimerReply r;
+    r.version = version;
+    r.time = time;
+    std::string payload;
+    wire::Append(payload, r);
+    Send(wire::FrameType::kTimer, payload);
+  }
   int process() const { return process_; }
   auto executor() { return socket_.get_executor(); }
   // I/O thread: the run failed; tell the process and hang up.
@@ -402,9 +417,26 @@ class Server : public LiveWorkload {
     return state_.timers.empty() ? std::numeric_limits<SimTime>::max()
                                  : state_.timers.begin()->deadline;
   }
+  SimTime NextSleep() override {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    for (const Timer& timer : state_.timers)
+      if (timer.sleep) return timer.deadline;
+    return std::numeric_limits<SimTime>::max();
+  }
+  bool AnyOutsideWait() override {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    for (const ProcessState& p : state_.processes)
+      if (p.MayResumeLocked()) return true;
+    return false;
+  }
   // Engine thread: answers every sleeper whose time has come; it runs again from then.
   void FireTimers(SimTime now) override {
-    std::vector<std::pair<std::shared_ptr<Connection>, SimTime>> answers;
+    struct Answer {
+      std::shared_ptr<Connection> connection;
+      std::uint32_t version;
+      SimTime time;
+    };
+    std::vector<Answer> answers;
     std::vector<int> woken;
     {
       std::lock_guard<std::mutex> lock(state_.mu);
@@ -414,14 +446,15 @@ class Server : public LiveWorkload {
         ProcessState& process = state_.processes[static_cast<size_t>(timer.process)];
         ProcessState::Thread& t = process.threads[timer.thread];
         if (t.version != timer.version || process.closed) continue;  // moved on since
+        t.timer_deadline = -1;
         t.host_blocked = false;
         t.time = std::max(t.time, timer.deadline);
-        answers.emplace_back(t.connection, t.time);
+        answers.push_back({t.connection, timer.version, t.time});
         woken.push_back(timer.process);
       }
     }
-    for (const auto& [connection, time] : answers)
-      if (connection) connection->SendReply(time);
+    for (const Answer& a : answers)
+      if (a.connection) a.connection->SendTimer(a.version, a.time);
     for (int p : woken) PokeProcess(p);
   }
   std::uint64_t bytes_read_back() const override {
@@ -781,7 +814,7 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
       wire::ThreadState report;
       if (process_ < 0) return Status::InvalidArgument("a thread report before hello");
       if (!wire::Read(payload, offset, report) || report.thread > 4096 || report.time < 0 ||
-          static_cast<std::uint32_t>(report.state) > 4)
+          static_cast<std::uint32_t>(report.state) > 5)
         return Status::InvalidArgument("a malformed thread report");
       std::vector<std::shared_ptr<Connection>> resumed;
       {
@@ -792,15 +825,27 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
         // creator's): the latest version wins.
         if (report.version > thread.version) {
           thread.version = report.version;
-          thread.time = std::max(thread.time, report.time);
-          thread.host_blocked = report.state == wire::HostState::kBlocked ||
-                                report.state == wire::HostState::kSleeping ||
+          // Whatever it waited for before is over: its timer must not move virtual time.
+          if (thread.timer_deadline >= 0) {
+            server_.state().timers.erase(
+                {thread.timer_deadline, process_, report.thread, thread.timer_version});
+            thread.timer_deadline = -1;
+          }
+          // A timed wait's time is its deadline, not its clock: a waker may end it sooner.
+          if (report.state != wire::HostState::kWaitingUntil)
+            thread.time = std::max(thread.time, report.time);
+          const bool timed = report.state == wire::HostState::kSleeping ||
+                             report.state == wire::HostState::kWaitingUntil;
+          thread.host_blocked = timed || report.state == wire::HostState::kBlocked ||
                                 report.state == wire::HostState::kOutside;
           thread.outside = report.state == wire::HostState::kOutside;
           thread.exited = report.state == wire::HostState::kExited;
-          if (report.state == wire::HostState::kSleeping) {
+          if (timed) {
             thread.connection = shared_from_this();  // the answer goes to the sleeper
-            server_.state().timers.insert({report.time, process_, report.thread, report.version});
+            server_.state().timers.insert({report.time, process_, report.thread, report.version,
+                                           report.state == wire::HostState::kSleeping});
+            thread.timer_deadline = report.time;
+            thread.timer_version = report.version;
           }
           // The thread's batches that waited for this report go on now.
           auto& d = thread.deferred;

@@ -19,7 +19,7 @@ inline constexpr cudaUUID_t kClientTableId = {
     {'M', 'Y', 'R', 'I', 'A', 'D', '-', 'C', 'L', 'I', 'E', 'N', 'T', '-', 'v', '1'}};
 
 struct ClientTable {
-  std::uint32_t version;  // 4 (the driver's entries added)
+  std::uint32_t version;  // 5 (timed waits added)
   // Appends an op for `device` (-1: the calling thread's current device) to the calling
   // thread's batch. Returns 0, or a cudaError_t when Myriad cannot be reached.
   int (*submit)(const wire::WireOp* op, int device);
@@ -94,7 +94,18 @@ struct ClientTable {
     std::size_t recv_bytes;
   };
   int (*exchange)(DataCall* calls, int n);
+
+  // Timed waits (version >= 5), for the preload's timed condition and semaphore waits. The
+  // calling thread waits until virtual time `deadline` unless a waker ends it first (its
+  // batch sent, reported waiting): the report's version, or 0 when the wait is not Myriad's
+  // to time (before the process's first CUDA call; then it waits in real time).
+  std::uint32_t (*wait_until)(std::int64_t deadline);
+  // Where that wait stands, without blocking: kWaitGoesOn, kWaitWoken (a waker ended it
+  // before the deadline: the clock is the waker's), or kWaitTimedOut (the clock is at the
+  // deadline, either because virtual time reached it or because the wake came no earlier).
+  int (*wait_outcome)(std::uint32_t version);
 };
+inline constexpr int kWaitGoesOn = 0, kWaitWoken = 1, kWaitTimedOut = 2;
 
 // The table, or nullptr when the cudart shim is not Myriad's (or not initialised).
 inline const ClientTable* Client() {

@@ -120,6 +120,8 @@ struct ThreadState {
   std::uint32_t running_version = 0;
   bool blocked = false;  // waits on the host; another thread may wake it
   wire::HostState wait = wire::HostState::kBlocked;  // how, while blocked
+  // While in a timed wait: its virtual deadline, which a waker cannot push it past (-1: none).
+  std::int64_t deadline = -1;
   bool exited = false;
 };
 
@@ -271,6 +273,7 @@ std::uint32_t MarkRunning(ThreadState& t) {
   std::lock_guard<RawMutex> host(t.host_mu);
   if (!t.blocked) return 0;
   t.blocked = false;
+  t.deadline = -1;  // a timed wait it ended itself (a semaphore it took)
   return t.running_version = NextVersion(t);
 }
 
@@ -511,6 +514,7 @@ void ReportWaitLocked(ThreadState& t, wire::HostState state) {
     std::lock_guard<RawMutex> host(t.host_mu);
     t.blocked = true;
     t.wait = state;
+    t.deadline = -1;
     version = NextVersion(t);
   }
   Report(t, t, state, t.clock_ps.load(), version);
@@ -595,7 +599,11 @@ void HostWake(void* handle, std::int64_t at) {
   {
     std::lock_guard<RawMutex> host(target.host_mu);
     if (!target.blocked) return;
-    RaiseClock(target, std::max(at, waker.clock_ps.load()));
+    // A timed wait ends at its deadline if the wake comes no earlier, in virtual time: the
+    // outcome must not depend on which came first in real time.
+    std::int64_t resume = std::max(at, waker.clock_ps.load());
+    if (target.deadline >= 0) resume = std::min(resume, target.deadline);
+    RaiseClock(target, resume);
     target.blocked = false;
     version = target.running_version = NextVersion(target);
   }
@@ -617,10 +625,53 @@ void SleepUntil(std::int64_t deadline) {
     version = NextVersion(t);
   }
   Report(t, t, wire::HostState::kSleeping, deadline, version);
-  wire::Reply r;
+  std::int64_t time = 0;
   std::string fatal;
-  if (!t.client.ReadReply(r, &fatal)) RunEnded(t, std::move(fatal));
-  RaiseClock(t, std::max(deadline, r.host_time_ps));
+  if (t.client.ReadTimer(version, /*wait=*/true, &time, &fatal) != 1) RunEnded(t, std::move(fatal));
+  RaiseClock(t, std::max(deadline, time));
+}
+
+std::uint32_t WaitUntil(std::int64_t deadline) {
+  ThreadState& t = State();
+  std::lock_guard<RawMutex> lock(t.mu);
+  if (!process_started.load(std::memory_order_acquire)) return 0;
+  SendBatch(t);  // what it enqueued before it waits is Myriad's to run meanwhile
+  if (!Connected(t)) return 0;
+  std::uint32_t version = 0;
+  {
+    std::lock_guard<RawMutex> host(t.host_mu);
+    t.blocked = true;
+    t.wait = wire::HostState::kWaitingUntil;
+    t.deadline = deadline;
+    version = NextVersion(t);
+  }
+  Report(t, t, wire::HostState::kWaitingUntil, deadline, version);
+  return version;
+}
+
+int WaitOutcome(std::uint32_t version) {
+  ThreadState& t = State();
+  std::lock_guard<RawMutex> lock(t.mu);
+  {
+    std::lock_guard<RawMutex> host(t.host_mu);
+    if (!t.blocked) {
+      // A waker ended it, at its deadline at the latest (HostWake).
+      const bool timed_out = t.clock_ps.load() >= t.deadline;
+      t.deadline = -1;
+      return timed_out ? kWaitTimedOut : kWaitWoken;
+    }
+  }
+  std::int64_t time = 0;
+  std::string fatal;
+  const int answered = t.client.ReadTimer(version, /*wait=*/false, &time, &fatal);
+  if (answered < 0) RunEnded(t, std::move(fatal));
+  if (answered == 0) return kWaitGoesOn;
+  // Myriad has it running from its deadline (the report it answered says so).
+  std::lock_guard<RawMutex> host(t.host_mu);
+  RaiseClock(t, std::max(time, t.deadline));
+  t.blocked = false;
+  t.deadline = -1;
+  return kWaitTimedOut;
 }
 
 std::int64_t StartTime(int realtime) {

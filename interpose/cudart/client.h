@@ -92,6 +92,8 @@ void HostWaitOutside();
 void HostResume(std::int64_t at);
 void HostWake(void* handle, std::int64_t at);
 void SleepUntil(std::int64_t deadline);
+std::uint32_t WaitUntil(std::int64_t deadline);
+int WaitOutcome(std::uint32_t version);
 std::int64_t StartTime(int realtime);
 int Exchange(ClientTable::DataCall* calls, int n);
 

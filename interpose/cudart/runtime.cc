@@ -605,7 +605,7 @@ void SetLastErrorFromUnsupported(int error) { last_error = static_cast<cudaError
 }  // namespace
 
 const ClientTable& Table() {
-  static const ClientTable table = {4,
+  static const ClientTable table = {5,
                                     SubmitForTable,
                                     CallForTable,
                                     InternForTable,
@@ -633,7 +633,9 @@ const ClientTable& Table() {
                                     AccountForTable,
                                     DeviceActive,
                                     AddressRangeForTable,
-                                    Exchange};
+                                    Exchange,
+                                    WaitUntil,
+                                    WaitOutcome};
   return table;
 }
 

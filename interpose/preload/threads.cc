@@ -59,6 +59,8 @@ using Table = myriad::shim::ClientTable;
 
 // How long a waiter that may not have been the one woken waits before it looks again.
 constexpr long kRecheckNs = 20'000'000;
+// How often a thread in a timed wait looks for Myriad's answer that its deadline has come.
+constexpr long kTimerCheckNs = 2'000'000;
 // How long a contended lock waits before it reports waiting: a holder that lets go within it
 // never makes its process look idle.
 constexpr long kBriefNs = 1'000'000;
@@ -291,10 +293,12 @@ ssize_t ReadWait(int fd, F read) {
   return Untracked(read);
 }
 
-// A semaphore wait, until `real_deadline` (CLOCK_REALTIME; null: none). It waits like a
+// A semaphore wait, until `real_deadline` (CLOCK_REALTIME; null: none) or, for a semaphore
+// of this process, until virtual time `deadline` (-1: none; see TimedWait). It waits like a
 // contended mutex and resumes no earlier than the latest post; a semaphore another process
 // may post is an outside wait.
-int SemaphoreWait(const Table* t, sem_t* sem, const timespec* real_deadline) {
+int SemaphoreWait(const Table* t, sem_t* sem, const timespec* real_deadline,
+                  std::int64_t deadline = -1) {
   int rc = Real().sem_trywait(sem);
   bool is_private = false;
   {
@@ -302,18 +306,58 @@ int SemaphoreWait(const Table* t, sem_t* sem, const timespec* real_deadline) {
     auto it = Objs().private_semaphores.find(sem);
     is_private = it != Objs().private_semaphores.end() && it->second;
   }
+  // Another process may post it: only real time can decide (the remaining virtual time).
+  timespec virtual_as_real{};
+  const std::int64_t virtual_deadline = deadline;
+  const auto wait_in_real_time = [&] {
+    virtual_as_real = RealIn(static_cast<long>(
+        std::clamp<std::int64_t>((deadline - Clock(t)) / 1000, 0, 1'000'000'000'000)));
+    real_deadline = &virtual_as_real;
+    deadline = -1;
+  };
+  if (deadline >= 0 && !is_private) wait_in_real_time();
   while (rc != 0 && errno == EAGAIN) {
+    std::uint32_t version = 0;
     {
       // As for a mutex: posts happen under the objects' lock, so either this takes the post
       // or the post finds this thread waiting.
       Locked lock;
       rc = Real().sem_trywait(sem);
       if (rc == 0 || errno != EAGAIN) break;
-      if (is_private) {
+      if (is_private && deadline >= 0) {
+        Objs().waiters[sem].push_back(t->thread_self());
+        version = t->wait_until(deadline);
+        if (version == 0) {
+          StopWaiting(t, sem);
+          wait_in_real_time();
+        }
+      } else if (is_private) {
         WaitOn(t, sem);
       } else {
         t->host_wait_outside();
       }
+    }
+    if (version != 0) {
+      // Decided in virtual time: a post, or Myriad's answer that the deadline has come.
+      int outcome = myriad::shim::kWaitGoesOn;
+      do {
+        const timespec check = RealIn(kTimerCheckNs);
+        rc = Real().sem_timedwait(sem, &check);
+        outcome = t->wait_outcome(version);
+      } while (rc != 0 && outcome == myriad::shim::kWaitGoesOn);
+      const int saved = errno;
+      {
+        Locked lock;
+        StopWaiting(t, sem);
+      }
+      errno = saved;
+      if (rc == 0) break;
+      if (outcome == myriad::shim::kWaitTimedOut) {
+        errno = ETIMEDOUT;
+        break;
+      }
+      errno = EAGAIN;  // woken, but another waiter took the post: wait again
+      continue;
     }
     const timespec recheck = RealIn(kRecheckNs);
     const bool last = real_deadline != nullptr && Nanos(*real_deadline) < Nanos(recheck);
@@ -335,6 +379,9 @@ int SemaphoreWait(const Table* t, sem_t* sem, const timespec* real_deadline) {
     Locked lock;
     posted = Released(sem);
   }
+  // Timed out in real time: the clock moves to the deadline, as TimedWait's would.
+  if (rc != 0 && saved == ETIMEDOUT && virtual_deadline >= 0 && deadline < 0)
+    posted = virtual_deadline;
   t->host_resume(posted);
   errno = saved;
   return rc;
@@ -349,18 +396,23 @@ std::int64_t VirtualLeft(clockid_t clock, const timespec* abstime) {
   return std::max<std::int64_t>(0, Nanos(*abstime) - Nanos(now));
 }
 
-// A wait until `abstime` on the program's `clock` (a timed condition or semaphore wait): its
-// waker, if any, sets its clock; `wait(real_deadline, &timed_out)` waits the remaining
-// virtual time in real time, and a timeout moves the thread's clock to the deadline, so a
-// "wait until the clock passes T" loop ends.
-template <typename Wait>
-int TimedWait(const Table* t, clockid_t clock, const timespec* abstime, Wait wait) {
+// A wait until `abstime` on the program's `clock` (a timed condition or semaphore wait).
+// Once the process has started, its outcome is decided in virtual time: `virtual_wait(d)`
+// waits until a waker ends it or Myriad says that virtual time has reached the deadline d
+// (ClientTable::wait_until), so it ends the same way however fast the machine runs. Before
+// then (or without Myriad), `real_wait(real_deadline, &timed_out)` waits the remaining time
+// in real time, and a timeout moves the thread's clock to the deadline, so a "wait until the
+// clock passes T" loop ends.
+template <typename VirtualWait, typename RealWait>
+int TimedWait(const Table* t, clockid_t clock, const timespec* abstime, VirtualWait virtual_wait,
+              RealWait real_wait) {
   const std::int64_t left = VirtualLeft(clock, abstime);
   const std::int64_t from = Clock(t);
+  if (Started(t) && t->version >= 5 && left > 0) return virtual_wait(from + left * 1000);
   const timespec deadline =
       RealIn(static_cast<long>(std::min<std::int64_t>(left, 1'000'000'000'000)));
   bool timed_out = false;
-  const int rc = wait(&deadline, &timed_out);
+  const int rc = real_wait(&deadline, &timed_out);
   if (timed_out && Started(t)) {
     const int saved = errno;
     t->host_resume(from + left * 1000);
@@ -572,13 +624,52 @@ MYRIAD_PRELOAD_EXPORT int pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_
   return CondWait(t, cond, mutex, nullptr);
 }
 
+// A timed condition wait decided in virtual time (TimedWait): released at the waiter's clock,
+// ended by a signal before `deadline` or by Myriad at it; re-taking the mutex resumes it no
+// earlier than the latest unlock.
+static int VirtualCondWait(const Table* t, pthread_cond_t* cond, pthread_mutex_t* mutex,
+                           std::int64_t deadline) {
+  std::uint32_t version = 0;
+  {
+    Locked lock;
+    std::int64_t& released = Objs().released[mutex];
+    released = std::max(released, Clock(t));
+    ++Objs().releasing[mutex];
+    WakeAll(t, mutex, Clock(t));  // it lets the mutex go: its waiters run again
+    Objs().waiters[cond].push_back(t->thread_self());
+    version = t->wait_until(deadline);
+  }
+  int outcome = myriad::shim::kWaitTimedOut;
+  if (version != 0) {
+    outcome = myriad::shim::kWaitGoesOn;
+    while (outcome == myriad::shim::kWaitGoesOn) {
+      const timespec check = RealIn(kTimerCheckNs);
+      Real().cond_timedwait(cond, mutex, &check);
+      outcome = t->wait_outcome(version);
+    }
+  }
+  std::int64_t released = 0;
+  {
+    Locked lock;
+    StopWaiting(t, cond);
+    auto it = Objs().releasing.find(mutex);
+    if (it != Objs().releasing.end() && --it->second <= 0) Objs().releasing.erase(it);
+    released = Released(mutex);
+  }
+  t->host_resume(released);
+  return outcome == myriad::shim::kWaitTimedOut ? ETIMEDOUT : 0;
+}
+
 static int TimedCondWait(const Table* t, pthread_cond_t* cond, pthread_mutex_t* mutex,
                          clockid_t clock, const timespec* abstime) {
-  return TimedWait(t, clock, abstime, [&](const timespec* deadline, bool* timed_out) {
-    const int rc = CondWait(t, cond, mutex, deadline);
-    *timed_out = rc == ETIMEDOUT;
-    return rc;
-  });
+  return TimedWait(
+      t, clock, abstime,
+      [&](std::int64_t deadline) { return VirtualCondWait(t, cond, mutex, deadline); },
+      [&](const timespec* deadline, bool* timed_out) {
+        const int rc = CondWait(t, cond, mutex, deadline);
+        *timed_out = rc == ETIMEDOUT;
+        return rc;
+      });
 }
 
 MYRIAD_PRELOAD_EXPORT int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
@@ -763,11 +854,14 @@ static int TimedSemaphoreWait(const Table* t, sem_t* sem, clockid_t clock,
     errno = EINVAL;
     return -1;
   }
-  return TimedWait(t, clock, abstime, [&](const timespec* deadline, bool* timed_out) {
-    const int rc = SemaphoreWait(t, sem, deadline);
-    *timed_out = rc != 0 && errno == ETIMEDOUT;
-    return rc;
-  });
+  return TimedWait(
+      t, clock, abstime,
+      [&](std::int64_t deadline) { return SemaphoreWait(t, sem, nullptr, deadline); },
+      [&](const timespec* deadline, bool* timed_out) {
+        const int rc = SemaphoreWait(t, sem, deadline);
+        *timed_out = rc != 0 && errno == ETIMEDOUT;
+        return rc;
+      });
 }
 MYRIAD_PRELOAD_EXPORT int sem_timedwait(sem_t* sem, const timespec* abstime) {
   const Table* t = Tracked();

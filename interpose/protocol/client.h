@@ -2,6 +2,7 @@
 // so the shims can use it inside the training process (and tests can play a process).
 #pragma once
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -105,21 +106,49 @@ class Client {
     bytes->assign(payload, offset, reply.bytes);
     return true;
   }
+  // The answer to the sleep or timed wait reported with `version`: 1 when it has come (its
+  // time in `time`), 0 when nothing has yet and `wait` is false, -1 when the connection
+  // failed or Myriad sent something else (a kFatal frame's text lands in `fatal`). Answers to
+  // earlier timed waits, which their wakers ended, are dropped.
+  int ReadTimer(std::uint32_t version, bool wait, std::int64_t* time, std::string* fatal) {
+    for (;;) {
+      if (!wait) {
+        pollfd p{fd_, POLLIN, 0};
+        // The system call itself: the preload library's poll() would report a wait.
+        const long ready = ::syscall(SYS_poll, &p, 1, 0);
+        if (ready == 0) return 0;
+        if (ready < 0 && errno != EINTR) return -1;
+        if (ready < 0) continue;
+      }
+      std::string payload;
+      std::size_t offset = 0;
+      TimerReply reply;
+      if (!ReadFrame(FrameType::kTimer, &payload, fatal) || !Read(payload, offset, reply))
+        return -1;
+      if (reply.version != version) continue;
+      *time = reply.time;
+      return 1;
+    }
+  }
   int fd() const { return fd_; }
 
  private:
   // Reads the next frame, which must be of type `want` (a kFatal frame's text lands in
-  // `fatal`); false on anything else.
+  // `fatal`); false on anything else. A stale kTimer (see ReadTimer) is skipped.
   bool ReadFrame(FrameType want, std::string* payload, std::string* fatal) {
-    FrameHeader header{};
-    if (!ReadAll(&header, sizeof(header)) || header.length > MaxPayload(header.type)) return false;
-    payload->assign(header.length, '\0');
-    if (!ReadAll(payload->data(), payload->size())) return false;
-    if (header.type == FrameType::kFatal) {
-      if (fatal) *fatal = *payload;
-      return false;
+    for (;;) {
+      FrameHeader header{};
+      if (!ReadAll(&header, sizeof(header)) || header.length > MaxPayload(header.type))
+        return false;
+      payload->assign(header.length, '\0');
+      if (!ReadAll(payload->data(), payload->size())) return false;
+      if (header.type == FrameType::kFatal) {
+        if (fatal) *fatal = *payload;
+        return false;
+      }
+      if (header.type == FrameType::kTimer && want != FrameType::kTimer) continue;
+      return header.type == want;
     }
-    return header.type == want;
   }
   bool WriteAll(const char* data, std::size_t size) {
     while (size > 0) {

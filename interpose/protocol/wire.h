@@ -18,7 +18,7 @@
 namespace myriad::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4452594d;  // "MYRD"
-inline constexpr std::uint32_t kVersion = 5;
+inline constexpr std::uint32_t kVersion = 6;
 inline constexpr std::uint32_t kMaxFrameBytes = 1u << 20;
 
 enum class FrameType : std::uint32_t {
@@ -30,6 +30,7 @@ enum class FrameType : std::uint32_t {
   kThread = 6,     // ThreadState: a host thread started, waits on the host, resumed, or ended
   kData = 7,       // DataHeader, the communicator's name, then the bytes this rank contributes
   kDataReply = 8,  // DataReply, then the bytes this rank receives
+  kTimer = 9,      // TimerReply: a sleep or a timed wait reached its deadline
 };
 
 // The data of a small collective or send/recv, so that what a program reads back on the host
@@ -115,14 +116,26 @@ enum class HostState : std::int32_t {
   kRunning = 0,  // may send ops from `time` on
   kBlocked = 1,  // waits on the host for another thread (a barrier, a condition, a join)
   kExited = 2,
-  kSleeping = 3,  // sleeps until `time` (virtual): Myriad answers with a kReply at that time
+  kSleeping = 3,  // sleeps until `time` (virtual): Myriad answers with a kTimer at that time
   kOutside = 4,   // waits on something Myriad does not see (a file descriptor)
+  // A timed wait (a condition or a semaphore) until `time`: a waker's report may end it
+  // first; if none does, Myriad answers with a kTimer once virtual time reaches `time`.
+  kWaitingUntil = 5,
 };
 struct ThreadState {
   std::uint32_t thread = 0;
   std::uint32_t version = 0;
   HostState state = HostState::kRunning;
   std::int32_t reserved = 0;
+  std::int64_t time = 0;
+};
+
+// The answer to a sleep or a timed wait: the report of `version` about the thread reached
+// its deadline `time`. A timed wait that a waker ended may still get its (stale) answer: the
+// client drops a kTimer whose version is not the wait's.
+struct TimerReply {
+  std::uint32_t version = 0;
+  std::uint32_t reserved = 0;
   std::int64_t time = 0;
 };
 
@@ -221,6 +234,8 @@ inline std::uint32_t MaxPayload(FrameType type) {
       return sizeof(Reply);
     case FrameType::kThread:
       return sizeof(ThreadState);
+    case FrameType::kTimer:
+      return sizeof(TimerReply);
     case FrameType::kNames:
     case FrameType::kOps:
     case FrameType::kFatal:

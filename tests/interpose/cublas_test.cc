@@ -53,7 +53,7 @@ const myriad::shim::ClientTable kTable = {
     0,       8,          nullptr,  nullptr,    nullptr,           nullptr,      nullptr,
     nullptr, nullptr,    nullptr,  nullptr,    nullptr,           nullptr,      nullptr,
     nullptr, nullptr,    nullptr,  nullptr,    nullptr,           nullptr,      nullptr,
-    nullptr};
+    nullptr, nullptr,    nullptr};
 
 cudaStream_t Stream(std::intptr_t id) { return reinterpret_cast<cudaStream_t>(id); }
 std::string NameOf(const WireOp& op) { return Rec().names.at(op.name - 1); }

@@ -72,7 +72,9 @@ const ClientTable kTable = {2, FakeSubmit, FakeCall, FakeIntern, FakeCurrentDevi
                             nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                             nullptr, nullptr, nullptr, nullptr,
                             // the driver's entries: the NCCL shim never calls them
-                            nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+                            nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                            // timed waits
+                            nullptr, nullptr};
 
 cudaStream_t Stream(int id) {
   return reinterpret_cast<cudaStream_t>(static_cast<std::intptr_t>(id));

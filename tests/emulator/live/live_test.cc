@@ -175,11 +175,10 @@ TEST(LiveServerTest, HostThreadsReportWaitsAndSleeps) {
     ASSERT_TRUE(worker.SendOps(1, &kernel, 1, 1, 0));
     wire::ThreadState sleeps{1, 2, wire::HostState::kSleeping, 0, 500 * kUs};
     ASSERT_TRUE(worker.SendThread(sleeps));
-    wire::Reply reply;
-    ASSERT_TRUE(worker.ReadReply(reply));
-    woke_at = reply.host_time_ps;
+    ASSERT_EQ(worker.ReadTimer(2, /*wait=*/true, &woke_at, nullptr), 1);
     const wire::WireOp sync = Sync(OpKind::kDeviceSync);
     ASSERT_TRUE(worker.SendOps(1, &sync, 1, 1, woke_at));
+    wire::Reply reply;
     ASSERT_TRUE(worker.ReadReply(reply));
     synced_at = reply.host_time_ps;
   });
@@ -189,6 +188,52 @@ TEST(LiveServerTest, HostThreadsReportWaitsAndSleeps) {
   EXPECT_EQ(woke_at, 500 * kUs);     // the sleep's deadline, not sooner, whatever the wall clock
   EXPECT_EQ(synced_at, 500 * kUs);   // the kernel [1, 101] was long done
   EXPECT_EQ(result->world_size, 1);  // GPU 1 only: nothing used GPU 0
+}
+
+// A timed wait (a condition or semaphore wait with a deadline) is decided in virtual time: a
+// waker whose clock is before the deadline ends it, however long that takes in real time, and
+// the woken thread runs from the waker's clock, not from its deadline; a wait nobody ends is
+// answered at its deadline.
+TEST(LiveServerTest, ATimedWaitIsDecidedInVirtualTime) {
+  LiveOptions options;
+  auto workload = LiveWorkload::Start(options);
+  ASSERT_TRUE(workload.ok());
+  std::int64_t stale = -1, woken_sync = -1, second_deadline = -1;
+  std::thread process([&, path = (*workload)->socket_path()] {
+    wire::Client main_thread, watcher;
+    ASSERT_TRUE(main_thread.Connect(path));
+    ASSERT_TRUE(main_thread.SendHello(0, 1));
+    ASSERT_TRUE(main_thread.SendNames({{1, "gemm"}}));
+    ASSERT_TRUE(main_thread.SendThread({1, 1, wire::HostState::kRunning, 0, 0}));  // creates 1
+    ASSERT_TRUE(watcher.Connect(path));
+    ASSERT_TRUE(watcher.SendHello(0, 1));
+    ASSERT_TRUE(watcher.SendNames({{1, "gemm"}}));
+    ASSERT_TRUE(watcher.SendThread({1, 2, wire::HostState::kWaitingUntil, 0, 1000 * kUs}));
+    const wire::WireOp ops[] = {Kernel(1, 100), Sync(OpKind::kDeviceSync)};
+    ASSERT_TRUE(main_thread.SendOps(0, ops, 2, 0, 0));
+    wire::Reply reply;
+    ASSERT_TRUE(main_thread.ReadReply(reply));
+    // The main thread computes on the host for a while (real time), then wakes the watcher.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_TRUE(main_thread.SendThread({1, 3, wire::HostState::kRunning, 0, reply.host_time_ps}));
+    ASSERT_TRUE(main_thread.SendThread({0, 1, wire::HostState::kExited, 0, reply.host_time_ps}));
+    watcher.ReadTimer(2, /*wait=*/false, &stale, nullptr);
+    const wire::WireOp more[] = {Kernel(1, 100), Sync(OpKind::kDeviceSync)};
+    ASSERT_TRUE(watcher.SendOps(0, more, 2, 1, reply.host_time_ps, 3));
+    ASSERT_TRUE(watcher.ReadReply(reply));
+    woken_sync = reply.host_time_ps;
+    // A second timed wait that nobody ends.
+    ASSERT_TRUE(watcher.SendThread({1, 4, wire::HostState::kWaitingUntil, 0, 300 * kUs}));
+    ASSERT_EQ(watcher.ReadTimer(4, /*wait=*/true, &second_deadline, nullptr), 1);
+    ASSERT_TRUE(watcher.SendThread({1, 5, wire::HostState::kExited, 0, second_deadline}));
+  });
+  auto result = RunEngine(**workload, netmodel::testing::DgxCluster("h100-sxm", 1), Options());
+  process.join();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(stale, -1);              // its deadline never came
+  EXPECT_EQ(woken_sync, 202 * kUs);  // from the waker's 101 us: kernel [102, 202]
+  EXPECT_EQ(second_deadline, 300 * kUs);
+  EXPECT_EQ(result->total_time, 300 * kUs);
 }
 
 // A woken thread's batch may reach Myriad before the report of the wake, which its waker sends

@@ -70,6 +70,11 @@ class Workload {
   // SimTime when there is none; the engine fires them in time order with its events, and
   // FireTimers(now) answers every one due by `now`.
   virtual SimTime NextTimer() { return std::numeric_limits<SimTime>::max(); }
+  // The earliest sleep's (a timer no other thread can end early, unlike a timed wait's).
+  virtual SimTime NextSleep() { return std::numeric_limits<SimTime>::max(); }
+  // Whether a thread waits on something outside Myriad's view (a socket, a pipe), which may
+  // wake it and let it end a timed wait at any moment.
+  virtual bool AnyOutsideWait() { return false; }
   virtual void FireTimers(SimTime now) { (void)now; }
 };
 

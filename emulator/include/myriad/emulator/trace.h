@@ -79,6 +79,8 @@ class RecordingWorkload : public Workload {
   std::string description() const override { return inner_.description(); }
   Result<std::unique_ptr<OpSource>> OpenRank(int rank) override;
   SimTime NextTimer() override { return inner_.NextTimer(); }
+  SimTime NextSleep() override { return inner_.NextSleep(); }
+  bool AnyOutsideWait() override { return inner_.AnyOutsideWait(); }
   void FireTimers(SimTime now) override { inner_.FireTimers(now); }
 
   // After the run: writes what was recorded, JSON Lines for ".jsonl", else binary.
