@@ -14,6 +14,10 @@ namespace {
 
 constexpr int kLegacySlot = 0;
 
+// A trace's query, or a live thread's that repeats one it made at the same clock (a polling
+// loop), moves the host on when not ready; a live thread's first look does not, so how often
+// a thread looks (PyTorch's watchdog, whose looks follow real time) changes no clock.
+bool AdvancesOnNotReady(const Op& op) { return op.not_before < 0 || op.repeated_poll; }
 }  // namespace
 
 bool IsIterationMarker(std::string_view pattern, std::string_view label) {
@@ -223,7 +227,8 @@ Status Simulation::Execute(Rank& r, const Op& op) {
         r.reply.value = 1;  // never recorded: complete
         return Status::Ok();
       }
-      Query(r, it->second.slot, it->second.index, fmt::format("event_query on event {}", op.event));
+      Query(r, it->second.slot, it->second.index, fmt::format("event_query on event {}", op.event),
+            AdvancesOnNotReady(op));
       return Status::Ok();
     }
     case OpKind::kStreamQuery: {
@@ -231,7 +236,7 @@ Status Simulation::Execute(Rank& r, const Op& op) {
       int slot = 0;
       if (Status st = SlotOf(r, op.stream, &slot); !st.ok()) return st;
       Query(r, slot, r.streams[static_cast<size_t>(slot)].enqueued,
-            fmt::format("stream_query on stream {}", op.stream));
+            fmt::format("stream_query on stream {}", op.stream), AdvancesOnNotReady(op));
       return Status::Ok();
     }
     case OpKind::kEventElapsed: {
@@ -255,7 +260,8 @@ Status Simulation::Execute(Rank& r, const Op& op) {
   return Status::Ok();
 }
 
-void Simulation::Query(Rank& r, int slot, std::uint64_t index, const std::string& what) {
+void Simulation::Query(Rank& r, int slot, std::uint64_t index, const std::string& what,
+                       bool advance) {
   // Work already complete stays complete: the answer is "ready" at any later host time, and
   // waiting for the loop to reach this rank's clock could wait forever on a process whose
   // other thread waits for this one on the host (a barrier between threads).
@@ -271,7 +277,7 @@ void Simulation::Query(Rank& r, int slot, std::uint64_t index, const std::string
   r.reply.value = s.completed >= index ? 1 : 0;
   // Not ready: the host's clock moves to the stream's next completion, so a polling loop
   // takes a few polls, not millions.
-  if (s.completed < index) WaitStream(r, slot, s.completed + 1, what);
+  if (s.completed < index && advance) WaitStream(r, slot, s.completed + 1, what);
 }
 
 Status Simulation::JoinCommunicator(Rank& r, const Op& op) {

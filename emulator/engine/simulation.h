@@ -176,7 +176,8 @@ class Simulation {
   Status Execute(Rank& r, const Op& op);
   Status Enqueue(Rank& r, const Op& op, std::vector<Op> group = {});
   void SyncDevice(Rank& r);
-  void Query(Rank& r, int slot, std::uint64_t index, const std::string& what);
+  // `advance`: "not ready" moves the host's clock to the stream's next completion.
+  void Query(Rank& r, int slot, std::uint64_t index, const std::string& what, bool advance);
   Status JoinCommunicator(Rank& r, const Op& op);
   Status SplitCommunicator(const std::string& name, const PendingComm& pending);
   // The algorithms and protocols a communicator's NCCL_ALGO / NCCL_PROTO selection allows.

@@ -982,6 +982,7 @@ Result<bool> LiveSource::Next(Op& op) {
   op.root = w.root;
   op.peer = w.peer;
   op.wants_reply = (w.flags & wire::kWantsReply) != 0;
+  op.repeated_poll = (w.flags & wire::kRepeatedPoll) != 0;
   op.not_before = w.host_ps >= 0 ? w.host_ps : thread_time;
   // PyTorch's own kernels: their work from the launch (docs/kernel-timing.md), kept in the
   // op so that a recorded trace replays with the same models.

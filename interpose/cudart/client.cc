@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -120,6 +121,11 @@ struct ThreadState {
   std::uint32_t running_version = 0;
   bool blocked = false;  // waits on the host; another thread may wake it
   wire::HostState wait = wire::HostState::kBlocked;  // how, while blocked
+  // What it polled (event and stream queries: kind, device, id) and found not ready since its
+  // clock last moved and it last did anything else: polling one again is a loop's
+  // (wire::kRepeatedPoll). Under mu.
+  std::vector<std::array<std::int64_t, 3>> polled;
+  std::int64_t polled_at = -1;
   // While in a timed wait: its virtual deadline, which a waker cannot push it past (-1: none).
   std::int64_t deadline = -1;
   bool exited = false;
@@ -331,8 +337,16 @@ void Start(ThreadState& t) {
   }
 }
 
+// Event and stream queries.
+constexpr std::uint8_t kEventQueryKind = 6;
+bool IsPoll(const wire::WireOp& op) {
+  return op.kind == kEventQueryKind ||
+         op.kind == static_cast<std::uint8_t>(wire::WireKind::kStreamQuery);
+}
+
 int SubmitLocked(ThreadState& t, const wire::WireOp& op, int device) {
   Start(t);
+  if (!IsPoll(op)) t.polled.clear();  // it did something else: a later poll is a first look
   // A thread that said it waits outside (it yielded in a spin loop) runs again: Myriad must
   // hold time for it before its ops can arrive.
   if (const std::uint32_t resumed = MarkRunning(t); resumed != 0)
@@ -402,17 +416,30 @@ int Submit(const wire::WireOp& op, int device) {
 int Call(const wire::WireOp& op, int device, wire::Reply* reply) {
   ThreadState& t = State();
   std::lock_guard<RawMutex> lock(t.mu);
-  if (IsCapturing(device < 0 ? t.device : device, op.stream))
+  const int on = device < 0 ? t.device : device;
+  if (IsCapturing(on, op.stream))
     return cudaErrorStreamCaptureUnsupported;  // nothing may wait on a capturing stream
   wire::WireOp waiting = op;
   waiting.flags = static_cast<std::uint8_t>(waiting.flags | wire::kWantsReply);
-  if (SubmitLocked(t, waiting, device < 0 ? t.device : device) != cudaSuccess || !SendBatch(t))
-    return cudaErrorUnknown;
+  // A poll moves the thread's clock on only when it repeats one (a polling loop): a thread
+  // that looks once (PyTorch's watchdog) stays at its clock, whenever in real time it looks.
+  const bool poll = IsPoll(op);
+  const std::array<std::int64_t, 3> polled = {op.kind, on,
+                                              op.kind == kEventQueryKind ? op.event : op.stream};
+  if (poll && t.polled_at == t.clock_ps.load() &&
+      std::find(t.polled.begin(), t.polled.end(), polled) != t.polled.end())
+    waiting.flags = static_cast<std::uint8_t>(waiting.flags | wire::kRepeatedPoll);
+  if (SubmitLocked(t, waiting, on) != cudaSuccess || !SendBatch(t)) return cudaErrorUnknown;
   wire::Reply r;
   std::string fatal;
   if (!t.client.ReadReply(r, &fatal)) RunEnded(t, std::move(fatal));
   RaiseClock(t, r.host_time_ps);
   Raise(process_time, t.clock_ps.load());
+  if (poll && r.status == 0 && r.value == 0) {
+    if (t.polled_at != t.clock_ps.load()) t.polled.clear();
+    t.polled_at = t.clock_ps.load();
+    if (t.polled.size() < 64) t.polled.push_back(polled);
+  }
   if (reply) *reply = r;
   return r.status;
 }

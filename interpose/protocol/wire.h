@@ -182,6 +182,9 @@ enum WireFlags : std::uint8_t {
   kAsync = 1,        // memcpy/memset: the asynchronous variant
   kWantsReply = 2,   // the client blocks until the server answers this op
   kNonBlocking = 4,  // stream create: cudaStreamNonBlocking
+  // An event or stream query of something the thread already found not ready at its current
+  // clock (a polling loop): "not ready" again moves its clock to the next completion.
+  kRepeatedPoll = 8,
 };
 
 // One op, as emulator::Op, with names as ids from this connection's kNames frames.

@@ -147,6 +147,9 @@ struct Op {
   // engine's answer (OpSource::Reply) after this op.
   std::int32_t event2 = 0;
   bool wants_reply = false;
+  // Live processes: an event or stream query that repeats one the thread made at the same
+  // clock (wire::kRepeatedPoll): a polling loop, whose clock the engine must move on.
+  bool repeated_poll = false;
   // Live processes: the issuing host thread's clock; the rank's host clock catches up to it
   // (a thread that drives several devices moves all of their clocks).
   SimTime not_before = -1;
