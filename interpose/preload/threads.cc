@@ -588,23 +588,17 @@ MYRIAD_PRELOAD_EXPORT int pthread_mutex_destroy(pthread_mutex_t* mutex) {
   return Real().mutex_destroy(mutex);
 }
 
-// A condition wait: the mutex is released at the waiter's clock; a signal wakes it at the
-// signaller's; re-taking the mutex resumes it no earlier than the latest unlock.
-static int CondWait(const Table* t, pthread_cond_t* cond, pthread_mutex_t* mutex,
-                    const timespec* real_deadline) {
-  {
-    Locked lock;
-    std::int64_t& released = Objs().released[mutex];
-    released = std::max(released, Clock(t));
-    ++Objs().releasing[mutex];
-    WakeAll(t, mutex, Clock(t));  // it lets the mutex go: its waiters run again
-    WaitOn(t, cond);
-  }
-  const timespec recheck = RealIn(kRecheckNs);
-  const timespec* until =
-      real_deadline != nullptr && Nanos(*real_deadline) < Nanos(recheck) ? real_deadline : &recheck;
-  int rc = Real().cond_timedwait(cond, mutex, until);
-  if (rc == ETIMEDOUT && until == &recheck) rc = 0;  // a spurious wake-up: the caller looks again
+// A condition wait lets its mutex go at the waiter's clock (objects locked): its waiters run
+// again, and while libc releases it a thread that finds it held waits counted as running.
+static void LetGoForCondWait(const Table* t, pthread_mutex_t* mutex) {
+  std::int64_t& released = Objs().released[mutex];
+  released = std::max(released, Clock(t));
+  ++Objs().releasing[mutex];
+  WakeAll(t, mutex, Clock(t));
+}
+// The wait is over and libc has re-taken the mutex: the thread resumes no earlier than the
+// latest unlock.
+static void RetakeAfterCondWait(const Table* t, pthread_cond_t* cond, pthread_mutex_t* mutex) {
   std::int64_t released = 0;
   {
     Locked lock;
@@ -614,6 +608,23 @@ static int CondWait(const Table* t, pthread_cond_t* cond, pthread_mutex_t* mutex
     released = Released(mutex);
   }
   t->host_resume(released);
+}
+
+// A condition wait: the mutex is released at the waiter's clock; a signal wakes it at the
+// signaller's; re-taking the mutex resumes it no earlier than the latest unlock.
+static int CondWait(const Table* t, pthread_cond_t* cond, pthread_mutex_t* mutex,
+                    const timespec* real_deadline) {
+  {
+    Locked lock;
+    LetGoForCondWait(t, mutex);
+    WaitOn(t, cond);
+  }
+  const timespec recheck = RealIn(kRecheckNs);
+  const timespec* until =
+      real_deadline != nullptr && Nanos(*real_deadline) < Nanos(recheck) ? real_deadline : &recheck;
+  int rc = Real().cond_timedwait(cond, mutex, until);
+  if (rc == ETIMEDOUT && until == &recheck) rc = 0;  // a spurious wake-up: the caller looks again
+  RetakeAfterCondWait(t, cond, mutex);
   return rc;
 }
 
@@ -632,10 +643,7 @@ static int VirtualCondWait(const Table* t, pthread_cond_t* cond, pthread_mutex_t
   std::uint32_t version = 0;
   {
     Locked lock;
-    std::int64_t& released = Objs().released[mutex];
-    released = std::max(released, Clock(t));
-    ++Objs().releasing[mutex];
-    WakeAll(t, mutex, Clock(t));  // it lets the mutex go: its waiters run again
+    LetGoForCondWait(t, mutex);
     Objs().waiters[cond].push_back(t->thread_self());
     version = t->wait_until(deadline);
   }
@@ -648,15 +656,7 @@ static int VirtualCondWait(const Table* t, pthread_cond_t* cond, pthread_mutex_t
       outcome = t->wait_outcome(version);
     }
   }
-  std::int64_t released = 0;
-  {
-    Locked lock;
-    StopWaiting(t, cond);
-    auto it = Objs().releasing.find(mutex);
-    if (it != Objs().releasing.end() && --it->second <= 0) Objs().releasing.erase(it);
-    released = Released(mutex);
-  }
-  t->host_resume(released);
+  RetakeAfterCondWait(t, cond, mutex);
   return outcome == myriad::shim::kWaitTimedOut ? ETIMEDOUT : 0;
 }
 
