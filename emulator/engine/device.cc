@@ -237,7 +237,9 @@ void Simulation::Satisfy(int rank, int slot) {
   ready.assign(keep, s.waiters.end());
   s.waiters.erase(keep, s.waiters.end());
   for (const Waiter& w : ready) {
-    if (w.target_slot >= 0) {
+    if (w.target_slot == kPollWaiter) {
+      AnswerPoll(w.poll);
+    } else if (w.target_slot >= 0) {
       TryStart(rank, w.target_slot);
     } else if (--r.pending_waits == 0) {
       WakeHost(r);

@@ -185,6 +185,9 @@ Status Simulation::Run() {
           case EventType::kNetwork:
             if (e.generation == network_generation_) AdvanceNetwork();
             break;
+          case EventType::kPoll:
+            AnswerPoll(e.generation);
+            break;
         }
         continue;
       }

@@ -15,6 +15,7 @@ enum class EventType : std::uint8_t {
   kComplete,  // a stream's head op finishes now
   kWake,      // a rank's host thread resumes now (event query)
   kNetwork,   // the flow model's next flow ends now (stale unless generation is current)
+  kPoll,      // a live thread's poll is answered now (generation: the poll's id)
 };
 
 struct Event {

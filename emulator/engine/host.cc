@@ -280,6 +280,56 @@ void Simulation::Query(Rank& r, int slot, std::uint64_t index, const std::string
   if (s.completed < index && advance) WaitStream(r, slot, s.completed + 1, what);
 }
 
+Status Simulation::StartPoll(Rank& r, const Op& op) {
+  OpReply reply;
+  reply.host_time = op.not_before + options_.api_call_cost;
+  PendingPoll poll;
+  poll.rank = r.id;
+  poll.advance = op.repeated_poll;
+  if (op.kind == OpKind::kEventQuery) {
+    auto it = r.events.find(op.event);
+    if (it != r.events.end()) {
+      poll.slot = it->second.slot;
+      poll.index = it->second.index;
+    }
+  } else {
+    if (Status st = SlotOf(r, op.stream, &poll.slot); !st.ok()) return st;
+    poll.index = r.streams[static_cast<size_t>(poll.slot)].enqueued;
+  }
+  // Work already complete stays complete: the answer is "ready" at the thread's time.
+  if (r.streams[static_cast<size_t>(poll.slot)].completed >= poll.index) {
+    reply.value = 1;
+    r.source->Reply(op, reply);
+    return Status::Ok();
+  }
+  poll.handle = r.source->DeferReply();
+  const std::uint64_t id = ++last_poll_;
+  polls_.emplace(id, poll);
+  // The answer at the thread's time needs every event up to it (the loop catches up).
+  events_.Push(std::max(reply.host_time, now_), EventType::kPoll, r.id, poll.slot, id);
+  return Status::Ok();
+}
+
+void Simulation::AnswerPoll(std::uint64_t id) {
+  auto it = polls_.find(id);
+  if (it == polls_.end()) return;
+  const PendingPoll poll = it->second;
+  Rank& r = *ranks_[static_cast<size_t>(poll.rank)];
+  Stream& s = r.streams[static_cast<size_t>(poll.slot)];
+  OpReply reply;
+  reply.host_time = now_;
+  reply.value = s.completed >= poll.index ? 1 : 0;
+  // A polling loop's "not ready" is answered at the stream's next completion, so the loop
+  // takes a few polls, not millions.
+  if (reply.value == 0 && poll.advance) {
+    it->second.advance = false;
+    s.waiters.push_back({s.completed + 1, kPollWaiter, id});
+    return;
+  }
+  polls_.erase(it);
+  r.source->ReplyLater(poll.handle, reply);
+}
+
 Status Simulation::JoinCommunicator(Rank& r, const Op& op) {
   const std::string name = names_.Name(op.comm);  // a copy: interning below may move it
   if (comms_.count(op.comm))
@@ -423,6 +473,13 @@ void Simulation::RankMain(int rank) {
     // there is no thread clock to carry it.)
     const bool poll =
         op.not_before >= 0 && (op.kind == OpKind::kEventQuery || op.kind == OpKind::kStreamQuery);
+    if (poll && op.wants_reply) {
+      if (Status st = StartPoll(r, op); !st.ok()) {
+        Fail(st);
+        break;
+      }
+      continue;
+    }
     const SimTime host_before_poll = r.host;
     if (!poll) ++r.ops;
     if (op.not_before > r.host) r.host = op.not_before;

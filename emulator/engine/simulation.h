@@ -62,7 +62,20 @@ struct DeviceOp {
 // Something waiting for a stream to reach an op index: the rank's host, or another stream.
 struct Waiter {
   std::uint64_t index = 0;
-  int target_slot = -1;  // -1: the host thread of the stream's rank
+  int target_slot = -1;    // -1: the host thread of the stream's rank; kPollWaiter: a poll
+  std::uint64_t poll = 0;  // kPollWaiter: the poll's id
+};
+inline constexpr int kPollWaiter = -2;
+
+// A live thread's event or stream query, answered from the event loop at its time (or at the
+// stream's next completion, for a polling loop's) while its rank goes on with other threads'
+// ops: how often a thread polls, which follows real time, then changes nothing else.
+struct PendingPoll {
+  int rank = 0;
+  int slot = 0;
+  std::uint64_t index = 0;   // ready once the stream has completed this many ops
+  bool advance = false;      // "not ready" waits for the next completion
+  std::uint64_t handle = 0;  // OpSource::DeferReply's
 };
 
 struct Stream {
@@ -178,6 +191,9 @@ class Simulation {
   void SyncDevice(Rank& r);
   // `advance`: "not ready" moves the host's clock to the stream's next completion.
   void Query(Rank& r, int slot, std::uint64_t index, const std::string& what, bool advance);
+  // A live thread's poll: answered now if it can be, else from the event loop (PendingPoll).
+  Status StartPoll(Rank& r, const Op& op);
+  void AnswerPoll(std::uint64_t id);
   Status JoinCommunicator(Rank& r, const Op& op);
   Status SplitCommunicator(const std::string& name, const PendingComm& pending);
   // The algorithms and protocols a communicator's NCCL_ALGO / NCCL_PROTO selection allows.
@@ -243,6 +259,8 @@ class Simulation {
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::unordered_map<NameId, Communicator> comms_;
   std::unordered_map<NameId, PendingComm> pending_comms_;
+  std::unordered_map<std::uint64_t, PendingPoll> polls_;
+  std::uint64_t last_poll_ = 0;
   // Live ranks waiting for their process, by (host time, rank); and the ranks whose process
   // sent something since the loop last looked (filled by I/O threads).
   std::set<std::pair<SimTime, int>> awaiting_;

@@ -154,6 +154,12 @@ class LiveSource : public OpSource {
   }
   Result<bool> Next(Op& op) override;
   void Reply(const Op& op, const OpReply& reply) override;
+  std::uint64_t DeferReply() override {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    deferred_.emplace(++last_deferred_, std::make_pair(last_thread_, last_from_));
+    return last_deferred_;
+  }
+  void ReplyLater(std::uint64_t handle, const OpReply& reply) override;
 
   // I/O thread side, with the state's lock held. Claims the GPU for `process` (false if
   // another process uses it; `*owner` says which), then queues the batch's ops.
@@ -211,6 +217,10 @@ class LiveSource : public OpSource {
   std::deque<Queued> queue_;
   std::uint32_t last_thread_ = 0;  // the thread of the op Next() returned last
   std::shared_ptr<Connection> last_from_;
+  // Answers the engine gives later (DeferReply): the thread and its connection, by handle.
+  std::map<std::uint64_t, std::pair<std::uint32_t, std::shared_ptr<Connection>>> deferred_;
+  std::uint64_t last_deferred_ = 0;
+  void Answer(std::uint32_t thread, std::shared_ptr<Connection> connection, const OpReply& reply);
   std::function<void(int)> resume_;
   bool closed_ = false;
   std::string error_;
@@ -230,6 +240,10 @@ class SharedSource : public OpSource {
   bool MayResume() override { return source_->MayResume(); }
   void SetWakeup(std::function<void()> wakeup) override { source_->SetWakeup(std::move(wakeup)); }
   void Reply(const Op& op, const OpReply& reply) override { source_->Reply(op, reply); }
+  std::uint64_t DeferReply() override { return source_->DeferReply(); }
+  void ReplyLater(std::uint64_t handle, const OpReply& reply) override {
+    source_->ReplyLater(handle, reply);
+  }
 
  private:
   std::shared_ptr<LiveSource> source_;
@@ -996,21 +1010,42 @@ Result<bool> LiveSource::Next(Op& op) {
   return true;
 }
 
-void LiveSource::Reply(const Op&, const OpReply& reply) {
-  std::shared_ptr<Connection> connection;
+void LiveSource::Answer(std::uint32_t thread, std::shared_ptr<Connection> connection,
+                        const OpReply& reply) {
   int owner = -1;
   {
     // The thread resumes at the answer's time.
     std::lock_guard<std::mutex> lock(state_.mu);
     owner = owner_;
-    ProcessState& process = state_.processes[static_cast<size_t>(owner)];
-    ProcessState::Thread& t = process.threads[last_thread_];
-    connection = last_from_;
+    ProcessState::Thread& t = state_.processes[static_cast<size_t>(owner)].threads[thread];
     t.engine_blocked = false;
     t.time = std::max(t.time, reply.host_time);
   }
   if (resume_) resume_(owner);
   if (connection) connection->SendReply(reply.host_time, reply.status, reply.value);
+}
+
+void LiveSource::Reply(const Op&, const OpReply& reply) {
+  std::uint32_t thread = 0;
+  std::shared_ptr<Connection> connection;
+  {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    thread = last_thread_;
+    connection = last_from_;
+  }
+  Answer(thread, std::move(connection), reply);
+}
+
+void LiveSource::ReplyLater(std::uint64_t handle, const OpReply& reply) {
+  std::pair<std::uint32_t, std::shared_ptr<Connection>> to;
+  {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    auto it = deferred_.find(handle);
+    if (it == deferred_.end()) return;
+    to = std::move(it->second);
+    deferred_.erase(it);
+  }
+  Answer(to.first, std::move(to.second), reply);
 }
 
 }  // namespace

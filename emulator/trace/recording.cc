@@ -27,6 +27,11 @@ class RecordingSource : public OpSource {
     recorder_.Replied(rank_, op, reply);
     inner_->Reply(op, reply);
   }
+  // Polls are not recorded (docs/run.md): their answers pass through.
+  std::uint64_t DeferReply() override { return inner_->DeferReply(); }
+  void ReplyLater(std::uint64_t handle, const OpReply& reply) override {
+    inner_->ReplyLater(handle, reply);
+  }
 
  private:
   std::unique_ptr<OpSource> inner_;

@@ -52,6 +52,13 @@ class OpSource {
     (void)op;
     (void)reply;
   }
+  // The op Next() returned last (a live thread's poll) is answered later, while the rank
+  // goes on with other threads' ops: a handle for ReplyLater (0: not supported).
+  virtual std::uint64_t DeferReply() { return 0; }
+  virtual void ReplyLater(std::uint64_t handle, const OpReply& reply) {
+    (void)handle;
+    (void)reply;
+  }
 };
 
 class Workload {
