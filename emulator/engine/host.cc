@@ -13,11 +13,6 @@ namespace myriad::emulator::engine {
 namespace {
 
 constexpr int kLegacySlot = 0;
-
-// A trace's query, or a live thread's that repeats one it made at the same clock (a polling
-// loop), moves the host on when not ready; a live thread's first look does not, so how often
-// a thread looks (PyTorch's watchdog, whose looks follow real time) changes no clock.
-bool AdvancesOnNotReady(const Op& op) { return op.not_before < 0 || op.repeated_poll; }
 }  // namespace
 
 bool IsIterationMarker(std::string_view pattern, std::string_view label) {
@@ -220,23 +215,15 @@ Status Simulation::Execute(Rank& r, const Op& op) {
                  fmt::format("event_sync on event {}", op.event));
       return Status::Ok();
     }
-    case OpKind::kEventQuery: {
-      r.host += options_.api_call_cost;
-      auto it = r.events.find(op.event);
-      if (it == r.events.end()) {
-        r.reply.value = 1;  // never recorded: complete
-        return Status::Ok();
-      }
-      Query(r, it->second.slot, it->second.index, fmt::format("event_query on event {}", op.event),
-            AdvancesOnNotReady(op));
-      return Status::Ok();
-    }
+    case OpKind::kEventQuery:
     case OpKind::kStreamQuery: {
       r.host += options_.api_call_cost;
       int slot = 0;
-      if (Status st = SlotOf(r, op.stream, &slot); !st.ok()) return st;
-      Query(r, slot, r.streams[static_cast<size_t>(slot)].enqueued,
-            fmt::format("stream_query on stream {}", op.stream), AdvancesOnNotReady(op));
+      std::uint64_t index = 0;
+      if (Status st = QueryTarget(r, op, &slot, &index); !st.ok()) return st;
+      Query(r, slot, index,
+            op.kind == OpKind::kEventQuery ? fmt::format("event_query on event {}", op.event)
+                                           : fmt::format("stream_query on stream {}", op.stream));
       return Status::Ok();
     }
     case OpKind::kEventElapsed: {
@@ -260,8 +247,23 @@ Status Simulation::Execute(Rank& r, const Op& op) {
   return Status::Ok();
 }
 
-void Simulation::Query(Rank& r, int slot, std::uint64_t index, const std::string& what,
-                       bool advance) {
+Status Simulation::QueryTarget(Rank& r, const Op& op, int* slot, std::uint64_t* index) {
+  *slot = 0;
+  *index = 0;  // an event never recorded is complete
+  if (op.kind == OpKind::kEventQuery) {
+    auto it = r.events.find(op.event);
+    if (it != r.events.end()) {
+      *slot = it->second.slot;
+      *index = it->second.index;
+    }
+    return Status::Ok();
+  }
+  if (Status st = SlotOf(r, op.stream, slot); !st.ok()) return st;
+  *index = r.streams[static_cast<size_t>(*slot)].enqueued;
+  return Status::Ok();
+}
+
+void Simulation::Query(Rank& r, int slot, std::uint64_t index, const std::string& what) {
   // Work already complete stays complete: the answer is "ready" at any later host time, and
   // waiting for the loop to reach this rank's clock could wait forever on a process whose
   // other thread waits for this one on the host (a barrier between threads).
@@ -277,7 +279,7 @@ void Simulation::Query(Rank& r, int slot, std::uint64_t index, const std::string
   r.reply.value = s.completed >= index ? 1 : 0;
   // Not ready: the host's clock moves to the stream's next completion, so a polling loop
   // takes a few polls, not millions.
-  if (s.completed < index && advance) WaitStream(r, slot, s.completed + 1, what);
+  if (s.completed < index) WaitStream(r, slot, s.completed + 1, what);
 }
 
 Status Simulation::StartPoll(Rank& r, const Op& op) {
@@ -286,16 +288,7 @@ Status Simulation::StartPoll(Rank& r, const Op& op) {
   PendingPoll poll;
   poll.rank = r.id;
   poll.advance = op.repeated_poll;
-  if (op.kind == OpKind::kEventQuery) {
-    auto it = r.events.find(op.event);
-    if (it != r.events.end()) {
-      poll.slot = it->second.slot;
-      poll.index = it->second.index;
-    }
-  } else {
-    if (Status st = SlotOf(r, op.stream, &poll.slot); !st.ok()) return st;
-    poll.index = r.streams[static_cast<size_t>(poll.slot)].enqueued;
-  }
+  if (Status st = QueryTarget(r, op, &poll.slot, &poll.index); !st.ok()) return st;
   // Work already complete stays complete: the answer is "ready" at the thread's time.
   if (r.streams[static_cast<size_t>(poll.slot)].completed >= poll.index) {
     reply.value = 1;
@@ -466,22 +459,21 @@ void Simulation::RankMain(int rank) {
     }
     if (!*next) break;
     // A live thread's poll (an event or stream query) answers that thread at its time, but
-    // does not move the rank's host clock, and is not counted: how often a thread polls (a
-    // watchdog's loop, a spin on cudaStreamQuery) follows real time, so it must change
-    // neither the other threads' timing nor the report. The polling thread's clock moves by
-    // the answer, and its next op carries it. (A trace's query is its rank's host activity:
-    // there is no thread clock to carry it.)
-    const bool poll =
-        op.not_before >= 0 && (op.kind == OpKind::kEventQuery || op.kind == OpKind::kStreamQuery);
-    if (poll && op.wants_reply) {
+    // does not move the rank's host clock, does not stop the rank, and is not counted: how
+    // often a thread polls (a watchdog's loop, a spin on cudaStreamQuery) follows real time,
+    // so it must change neither the other threads' timing nor the report. The polling
+    // thread's clock moves by the answer, and its next op carries it. (A trace's query is
+    // its rank's host activity: there is no thread clock to carry it.) A poll nobody waits
+    // for answers nothing.
+    if (op.not_before >= 0 && (op.kind == OpKind::kEventQuery || op.kind == OpKind::kStreamQuery)) {
+      if (!op.wants_reply) continue;
       if (Status st = StartPoll(r, op); !st.ok()) {
         Fail(st);
         break;
       }
       continue;
     }
-    const SimTime host_before_poll = r.host;
-    if (!poll) ++r.ops;
+    ++r.ops;
     if (op.not_before > r.host) r.host = op.not_before;
     r.reply = OpReply();
     if (Status st = Execute(r, op); !st.ok()) {
@@ -494,7 +486,6 @@ void Simulation::RankMain(int rank) {
       r.reply.host_time = r.host;
       r.source->Reply(op, r.reply);
     }
-    if (poll) r.host = host_before_poll;
   }
   if (!failed_ && r.group_depth > 0)
     Fail(Status::InvalidArgument(fmt::format("rank {}: group_start without group_end", rank)));

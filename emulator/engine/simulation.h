@@ -189,8 +189,11 @@ class Simulation {
   Status Execute(Rank& r, const Op& op);
   Status Enqueue(Rank& r, const Op& op, std::vector<Op> group = {});
   void SyncDevice(Rank& r);
-  // `advance`: "not ready" moves the host's clock to the stream's next completion.
-  void Query(Rank& r, int slot, std::uint64_t index, const std::string& what, bool advance);
+  // What an event or stream query asks about: the stream slot, and the op count it must
+  // have completed (0 for an event never recorded).
+  Status QueryTarget(Rank& r, const Op& op, int* slot, std::uint64_t* index);
+  // A trace's query: "not ready" moves the host's clock to the stream's next completion.
+  void Query(Rank& r, int slot, std::uint64_t index, const std::string& what);
   // A live thread's poll: answered now if it can be, else from the event loop (PendingPoll).
   Status StartPoll(Rank& r, const Op& op);
   void AnswerPoll(std::uint64_t id);
