@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -240,7 +241,7 @@ Result<std::vector<CollectiveData::Answer>> CollectiveData::AddCollective(const 
   Contribution& mine = c.ranks[static_cast<std::size_t>(h.rank)];
   if (mine.present)
     return Status::InvalidArgument(fmt::format("{}: rank {} joined twice", call, h.rank));
-  mine = {true, std::move(bytes), std::move(from), h.tag};
+  mine = {true, std::move(bytes), std::move(from), h.tag, h.thread, h.time_ps};
   if (++c.arrived < h.nranks) return std::vector<Answer>{};
 
   // Everyone is here: each rank's part of the result.
@@ -249,9 +250,13 @@ Result<std::vector<CollectiveData::Answer>> CollectiveData::AddCollective(const 
   std::vector<const char*> inputs;
   for (const Contribution& r : c.ranks) inputs.push_back(r.bytes.data());
   std::vector<Answer> answers(n);
+  std::int64_t latest = 0;
+  for (const Contribution& r : c.ranks) latest = std::max(latest, r.time);
   for (std::size_t r = 0; r < n; ++r) {
     answers[r].to = c.ranks[r].from;
     answers[r].tag = c.ranks[r].tag;
+    answers[r].thread = c.ranks[r].thread;
+    answers[r].time = latest;
     answers[r].bytes.resize(ReceiveElements(h, static_cast<int>(r)) * size);
   }
   const auto root = static_cast<std::size_t>(std::max(h.root, 0));
@@ -326,6 +331,7 @@ Result<std::vector<CollectiveData::Answer>> CollectiveData::AddPointToPoint(
           "of type {}",
           comm, sender, h.count, h.dtype, receiver, m.count, m.dtype));
     m.sent = true;
+    m.sent_at = h.time_ps;
     m.bytes = std::move(bytes);
     m.count = h.count;
     m.dtype = h.dtype;
@@ -336,6 +342,8 @@ Result<std::vector<CollectiveData::Answer>> CollectiveData::AddPointToPoint(
                       receiver, h.sequence, sender));
     m.receiver = std::move(from);
     m.receiver_tag = h.tag;
+    m.receiver_thread = h.thread;
+    m.received_at = h.time_ps;
     if (!m.sent) {
       m.count = h.count;
       m.dtype = h.dtype;
@@ -347,7 +355,8 @@ Result<std::vector<CollectiveData::Answer>> CollectiveData::AddPointToPoint(
           comm, sender, m.count, m.dtype, receiver, h.count, h.dtype));
   }
   if (m.sent && m.receiver) {
-    answers.push_back({std::move(m.receiver), m.receiver_tag, std::move(m.bytes)});
+    answers.push_back({std::move(m.receiver), m.receiver_tag, m.receiver_thread,
+                       std::max(m.sent_at, m.received_at), std::move(m.bytes)});
     messages_.erase(key);
   }
   return answers;

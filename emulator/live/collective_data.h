@@ -24,7 +24,11 @@ class CollectiveData {
   using Peer = std::shared_ptr<void>;
   struct Answer {
     Peer to;
-    std::uint32_t tag = 0;  // the receiver's DataHeader::tag
+    std::uint32_t tag = 0;     // the receiver's DataHeader::tag
+    std::uint32_t thread = 0;  // the receiver's DataHeader::thread
+    // When the receiver resumes: the latest clock among the calls it waited for (its own
+    // included), so that it never resumes behind virtual time that passed while it waited.
+    std::int64_t time = 0;
     std::string bytes;
   };
 
@@ -43,6 +47,8 @@ class CollectiveData {
     std::string bytes;
     Peer from;
     std::uint32_t tag = 0;
+    std::uint32_t thread = 0;
+    std::int64_t time = 0;
   };
   struct Collective {
     wire::DataHeader first;  // the call as the first member made it
@@ -55,8 +61,11 @@ class CollectiveData {
     std::string bytes;
     std::uint64_t count = 0;
     std::uint8_t dtype = 0;
+    std::int64_t sent_at = 0;
     Peer receiver;  // a receive waiting for its send
     std::uint32_t receiver_tag = 0;
+    std::uint32_t receiver_thread = 0;
+    std::int64_t received_at = 0;
   };
   Result<std::vector<Answer>> AddCollective(const wire::DataHeader& h, const std::string& comm,
                                             std::string bytes, Peer from);

@@ -53,6 +53,9 @@ struct ProcessState {
     bool engine_blocked = false;  // waits for the engine's answer to an op
     bool exited = false;
     bool outside = false;  // its wait ends by something Myriad does not see
+    // Small collectives' data it waits for (CollectiveData): it holds nothing meanwhile, and
+    // resumes at the latest member's clock, which the members still to come hold back.
+    int exchanges = 0;
     SimTime time = 0;
     std::shared_ptr<Connection> connection;  // the thread's own, for its answers
     // Its pending sleep or timed wait, if any (-1: none): in LiveState::timers.
@@ -85,7 +88,8 @@ struct ProcessState {
     if (closed) return kNeverTime;
     SimTime earliest = kNeverTime;
     for (const auto& [id, t] : threads)
-      if (!t.host_blocked && !t.engine_blocked && !t.exited) earliest = std::min(earliest, t.time);
+      if (!t.host_blocked && !t.engine_blocked && !t.exited && t.exchanges == 0)
+        earliest = std::min(earliest, t.time);
     return earliest;
   }
 };
@@ -803,9 +807,18 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
       wire::DataHeader h;
       if (process_ < 0) return Status::InvalidArgument("data before hello");
       if (!wire::Read(payload, offset, h) || h.comm_length > 4096 ||
-          h.bytes > wire::kMaxDataBytes || payload.size() != offset + h.comm_length + h.bytes)
+          h.bytes > wire::kMaxDataBytes || payload.size() != offset + h.comm_length + h.bytes ||
+          h.thread > 4096 || h.time_ps < 0)
         return Status::InvalidArgument("a malformed data frame");
       const std::string comm = payload.substr(offset, h.comm_length);
+      {
+        // A call that waits for its answer holds nothing until the answer comes.
+        std::lock_guard<std::mutex> lock(server_.state().mu);
+        ProcessState::Thread& caller =
+            server_.state().processes[static_cast<size_t>(process_)].threads[h.thread];
+        caller.time = std::max(caller.time, h.time_ps);
+        if (h.kind != wire::DataKind::kSend) ++caller.exchanges;
+      }
       auto answers =
           server_.data().Add(h, comm, payload.substr(offset + h.comm_length), shared_from_this());
       if (!answers.ok()) {
@@ -813,15 +826,32 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
                              fmt::format("process {}: {}", process_, answers.status().message()));
         return Status::Ok();
       }
+      std::set<int> resumed;
+      {
+        // Each member answered runs again from the latest call's clock, before anything
+        // lets virtual time pass it.
+        std::lock_guard<std::mutex> lock(server_.state().mu);
+        for (const CollectiveData::Answer& a : *answers) {
+          const int to = std::static_pointer_cast<Connection>(a.to)->process();
+          ProcessState::Thread& t =
+              server_.state().processes[static_cast<size_t>(to)].threads[a.thread];
+          t.exchanges = std::max(0, t.exchanges - 1);
+          t.time = std::max(t.time, a.time);
+          resumed.insert(to);
+        }
+      }
       for (const CollectiveData::Answer& a : *answers) {
         wire::DataReply reply;
         reply.bytes = static_cast<std::uint32_t>(a.bytes.size());
         reply.tag = a.tag;
+        reply.time_ps = a.time;
         std::string out;
         wire::Append(out, reply);
         out += a.bytes;
         std::static_pointer_cast<Connection>(a.to)->Send(wire::FrameType::kDataReply, out);
       }
+      resumed.insert(process_);
+      for (int p : resumed) server_.PokeProcess(p);
       return Status::Ok();
     }
     case wire::FrameType::kThread: {

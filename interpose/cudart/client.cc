@@ -1,7 +1,6 @@
 #include "cudart/client.h"
 
 #include <dlfcn.h>
-#include <poll.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -576,45 +575,36 @@ void HostResume(std::int64_t at) {
 int Exchange(ClientTable::DataCall* calls, int n) {
   ThreadState& t = State();
   int status = 0, waiting = 0;
-  bool outside = false;
-  {
-    std::lock_guard<RawMutex> lock(t.mu);
-    SendBatch(t);  // its ops first: the peers' may wait on them
-    if (!Connected(t)) return 1;
-    for (int i = 0; i < n; ++i) {
-      calls[i].header.tag = static_cast<std::uint32_t>(i);
-      if (!t.client.SendData(calls[i].header, calls[i].comm, calls[i].send)) RunEnded(t);
-      waiting += calls[i].header.kind != wire::DataKind::kSend;
-    }
-    while (waiting > 0) {
-      // The peers' data normally comes at once (they make the same calls), and the thread
-      // keeps its hold on virtual time meanwhile, so that nothing else in its process runs
-      // ahead of it: the run stays deterministic. Should a peer first need this thread's GPU
-      // to get further (a rank that synchronises before its matching call), the thread lets
-      // go of its hold after kLetGoMs of wall time, as on a file descriptor.
-      constexpr int kLetGoMs = 1000;
-      pollfd p{t.client.fd(), POLLIN, 0};
-      // The system call itself: the preload library's poll() would report a wait of its own.
-      if (!outside && ::syscall(SYS_poll, &p, 1, kLetGoMs) == 0) {
-        ReportWaitLocked(t, wire::HostState::kOutside);
-        outside = true;
-      }
-      wire::DataReply reply;
-      std::string bytes, fatal;
-      if (!t.client.ReadData(reply, &bytes, &fatal)) RunEnded(t, std::move(fatal));
-      --waiting;
-      if (reply.tag >= static_cast<std::uint32_t>(n)) {
-        status = 1;
-        continue;
-      }
-      ClientTable::DataCall& c = calls[reply.tag];
-      if (reply.status != 0 || bytes.size() != c.recv_bytes)
-        status = 1;
-      else if (c.recv_bytes > 0)
-        std::memcpy(c.recv, bytes.data(), c.recv_bytes);
-    }
+  std::lock_guard<RawMutex> lock(t.mu);
+  SendBatch(t);  // its ops first: the peers' may wait on them
+  if (!Connected(t)) return 1;
+  for (int i = 0; i < n; ++i) {
+    calls[i].header.tag = static_cast<std::uint32_t>(i);
+    calls[i].header.thread = t.index;
+    calls[i].header.time_ps = t.clock_ps.load();
+    if (!t.client.SendData(calls[i].header, calls[i].comm, calls[i].send)) RunEnded(t);
+    waiting += calls[i].header.kind != wire::DataKind::kSend;
   }
-  if (outside) HostResume(t.clock_ps.load());
+  // Myriad holds no virtual time for the thread while it waits (a peer may first need this
+  // thread's GPU to get further: a rank that synchronises before its matching call); it
+  // resumes at the latest member's clock, which no virtual time has passed.
+  while (waiting > 0) {
+    wire::DataReply reply;
+    std::string bytes, fatal;
+    if (!t.client.ReadData(reply, &bytes, &fatal)) RunEnded(t, std::move(fatal));
+    --waiting;
+    RaiseClock(t, reply.time_ps);
+    if (reply.tag >= static_cast<std::uint32_t>(n)) {
+      status = 1;
+      continue;
+    }
+    ClientTable::DataCall& c = calls[reply.tag];
+    if (reply.status != 0 || bytes.size() != c.recv_bytes)
+      status = 1;
+    else if (c.recv_bytes > 0)
+      std::memcpy(c.recv, bytes.data(), c.recv_bytes);
+  }
+  Raise(process_time, t.clock_ps.load());
   return status;
 }
 

@@ -18,7 +18,7 @@
 namespace myriad::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4452594d;  // "MYRD"
-inline constexpr std::uint32_t kVersion = 6;
+inline constexpr std::uint32_t kVersion = 7;
 inline constexpr std::uint32_t kMaxFrameBytes = 1u << 20;
 
 enum class FrameType : std::uint32_t {
@@ -37,7 +37,9 @@ enum class FrameType : std::uint32_t {
 // is the real result (nccl.cc decides what is small). Myriad matches the members' frames by
 // (communicator, sequence) and answers each with its part of the result; a send is not
 // answered, a receive is answered with the matching send's bytes. This is apart from timing:
-// the collective's op is timed by the engine as any other.
+// the collective's op is timed by the engine as any other. While it waits for its answer the
+// thread holds no virtual time back; it resumes at the latest clock among the members' calls
+// (a receive: the later of its own and its send's), which the answer carries.
 enum class DataKind : std::uint8_t { kCollective = 0, kSend = 1, kRecv = 2 };
 struct DataHeader {
   DataKind kind = DataKind::kCollective;
@@ -54,13 +56,15 @@ struct DataHeader {
   // The sender's number for the call, echoed in the answer: a thread that sends a group's
   // calls at once (ncclGroupEnd) matches the answers, which come as each call completes.
   std::uint32_t tag = 0;
-  std::uint32_t reserved = 0;
+  std::uint32_t thread = 0;  // the calling host thread (ThreadState::thread)
+  std::int64_t time_ps = 0;  // its virtual clock at the call
 };
 struct DataReply {
   std::int32_t status = 0;  // 0 ok; otherwise the exchange failed (the run fails too)
   std::uint32_t bytes = 0;
   std::uint32_t tag = 0;  // the call's DataHeader::tag
   std::uint32_t reserved = 0;
+  std::int64_t time_ps = 0;  // when the thread resumes: the latest of the members' clocks
 };
 // Collectives as WireOp::coll and DataHeader::coll number them: netmodel::CollectiveOp's
 // numbering (checked by a static_assert in the server).

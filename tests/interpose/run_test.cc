@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <string>
 
 #include "tests/support/run_command.h"
@@ -213,6 +214,29 @@ TEST(RunTest, APeerThatExitsFailsTheRunAndNoWaitSucceeds) {
     const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_THAT(json, HasSubstr("\"failure\": {\"cause\": \"rank 1 (pid "));
     EXPECT_THAT(json, HasSubstr("\"exit_status\": 3"));
+  }
+}
+
+// A thread waiting for a small collective's data holds no virtual time back (its peer first
+// needs virtual time to pass it) and resumes at the latest member's clock, in every run.
+TEST(RunTest, ASmallCollectivesWaitResumesAtTheLatestCall) {
+  std::string first;
+  for (int round = 0; round < 2; ++round) {
+    const auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 2 --timeout 60 -- " +
+                                      kPrograms + "/small_collective");
+    ASSERT_EQ(status, 0) << out;
+    std::smatch called, resumed;
+    ASSERT_TRUE(std::regex_search(out, called,
+                                  std::regex("rank 1 calls the small all-reduce at ([0-9.]+) us")))
+        << out;
+    ASSERT_TRUE(std::regex_search(out, resumed, std::regex("rank 0 resumes at ([0-9.]+) us")))
+        << out;
+    EXPECT_GT(std::stod(called[1]), 50) << out;  // after the large all-reduce
+    EXPECT_EQ(resumed[1], called[1]) << out;
+    EXPECT_THAT(out, HasSubstr("rank 0 reads 3"));
+    EXPECT_THAT(out, HasSubstr("rank 1 reads 3"));
+    if (round == 0) first = resumed[1];
+    EXPECT_EQ(resumed[1], first);
   }
 }
 

@@ -120,6 +120,42 @@ TEST(CollectiveDataTest, SendMeetsReceiveInEitherOrder) {
   EXPECT_EQ(Values<std::int32_t>((*delivered)[0].bytes), (std::vector<std::int32_t>{3, 4}));
 }
 
+// A waiting member holds no virtual time back, so it resumes at the latest member's clock
+// (a receive: the later of its own and its send's), and each answer names its thread.
+TEST(CollectiveDataTest, AnswersResumeAtTheLatestCallersClock) {
+  CollectiveData data;
+  wire::DataHeader a = Call(kAllReduce, kInt32, kSum, 0, 2, 1), b = a;
+  b.rank = 1;
+  a.thread = 3;
+  a.time_ps = 900;
+  b.thread = 0;
+  b.time_ps = 400;
+  ASSERT_TRUE(data.Add(a, "c", Bytes<std::int32_t>({1}), std::make_shared<int>(0)).ok());
+  auto answers = data.Add(b, "c", Bytes<std::int32_t>({2}), std::make_shared<int>(1));
+  ASSERT_TRUE(answers.ok());
+  ASSERT_EQ(answers->size(), 2u);
+  EXPECT_EQ((*answers)[0].thread, 3u);
+  EXPECT_EQ((*answers)[1].thread, 0u);
+  EXPECT_EQ((*answers)[0].time, 900);
+  EXPECT_EQ((*answers)[1].time, 900);
+
+  for (const std::int64_t sent_at : {100, 700}) {
+    wire::DataHeader recv = Call(0, kInt32, 0, 1, 2, 1, 0), send = Call(0, kInt32, 0, 0, 2, 1, 1);
+    recv.kind = wire::DataKind::kRecv;
+    send.kind = wire::DataKind::kSend;
+    recv.sequence = send.sequence = static_cast<std::uint64_t>(sent_at);
+    recv.thread = 2;
+    recv.time_ps = 500;
+    send.time_ps = sent_at;
+    ASSERT_TRUE(data.Add(recv, "p", "", std::make_shared<int>(1)).ok());
+    auto delivered = data.Add(send, "p", Bytes<std::int32_t>({5}), std::make_shared<int>(0));
+    ASSERT_TRUE(delivered.ok());
+    ASSERT_EQ(delivered->size(), 1u);
+    EXPECT_EQ((*delivered)[0].thread, 2u);
+    EXPECT_EQ((*delivered)[0].time, std::max<std::int64_t>(500, sent_at));
+  }
+}
+
 TEST(CollectiveDataTest, MismatchedCallsAreAnErrorNamingTheCommunicator) {
   CollectiveData data;
   auto peer = std::make_shared<int>(0);
