@@ -61,7 +61,13 @@ const std::string kRunUsage =
         "  --env ENV                launcher environment: torchrun (default), mpi, slurm\n"
         "  --timeout SECONDS        stop everything after this much wall time\n"
         "  --shim-dir DIR           where the shim libraries are (default: the build's)\n"
-        "  --record TRACE           also write the op streams as a trace (.jsonl or binary)\n") +
+        "  --record TRACE           also write the op streams as a trace (.jsonl or binary)\n"
+        "  --fold dp                rank folding: only the ranks of the first data-parallel\n"
+        "                           replica run as processes (with the whole world's RANK,\n"
+        "                           WORLD_SIZE, ...); every other rank replays its source's ops\n"
+        "                           on its own GPU (docs/run.md, \"Folding\")\n"
+        "  --mesh AXES              the ranks' layout, fastest axis first, dp last, e.g.\n"
+        "                           tp=8,pp=4,dp=4 (default: every rank a replica)\n") +
     kRunFlagsUsage;
 
 // How long a failed engine waits for the launcher to see a process that ended badly (its
@@ -105,6 +111,9 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   int processes = 0, devices = 0;
   std::string record_path;
   bool env_given = false;
+  std::vector<std::string> fold;
+  std::string mesh;
+  bool fold_given = false, mesh_given = false;
   const char* env_shims = std::getenv("MYRIAD_SHIM_DIR");
   launch.shim_dir = env_shims && *env_shims ? env_shims : MYRIAD_SHIM_DIR;
   std::size_t i = 0;
@@ -152,6 +161,21 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
       const std::string* v = value();
       if (!v) return usage_error("--record needs a file");
       record_path = *v;
+    } else if (a == "--fold") {
+      const std::string* v = value();
+      if (!v || v->empty()) return usage_error("--fold needs the axes to fold (dp)");
+      fold.clear();
+      for (std::size_t start = 0; start <= v->size();) {
+        const std::size_t end = std::min(v->find(',', start), v->size());
+        fold.push_back(v->substr(start, end - start));
+        start = end + 1;
+      }
+      fold_given = true;
+    } else if (a == "--mesh") {
+      const std::string* v = value();
+      if (!v || v->empty()) return usage_error("--mesh needs AXIS=SIZE,... (e.g. tp=8,dp=4)");
+      mesh = *v;
+      mesh_given = true;
     } else if (a == "--shim-dir") {
       const std::string* v = value();
       if (!v) return usage_error("--shim-dir needs a directory");
@@ -197,6 +221,20 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
       emulator::PlaceProcesses(processes, devices, cluster.gpus_per_node, cluster.total_gpus());
   if (!placement.ok())
     return usage_error(fmt::format("{} ({})", placement.status().message(), scenario->name));
+  // Rank folding: the world is every process's ranks; only the first replica's run.
+  if (!fold_given) fold = settings.fold;
+  if (!mesh_given) mesh = settings.mesh;
+  auto plan = emulator::PlanFold(mesh, fold, processes * devices);
+  if (!plan.ok()) return usage_error(plan.status().message());
+  if (plan->folded()) {
+    if (devices != 1)
+      return usage_error("--fold needs one GPU per process for now (--devices-per-process 1)");
+    if (launch.env == emulator::LaunchEnv::kMpi || torchrun)
+      return usage_error(
+          "--fold starts the live processes itself: not under mpirun or torchrun yet (use "
+          "--env torchrun or slurm with the program as the command)");
+    launch.live_processes = plan->live;
+  }
   launch.processes = processes;
   launch.devices_per_process = devices;
   launch.processes_per_node = std::max(1, cluster.gpus_per_node / devices);
@@ -239,6 +277,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
   emulator::LiveOptions live;
   live.placement = *placement;
+  live.fold = *plan;
+  if (plan->folded()) live.placement.resize(static_cast<std::size_t>(plan->live));
   live.description = "process " + launch.command[0];
   auto workload = emulator::LiveWorkload::Start(live);
   if (!workload.ok()) {
@@ -365,6 +405,12 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
         "them, so values computed on the GPU (losses, checks) are not real (copies and small "
         "collectives move real bytes)",
         read));
+  if (plan->folded())
+    context.notes.push_back(fmt::format(
+        "rank folding (--fold dp, mesh {}): ranks 0-{} ran as processes; the other {} ranks "
+        "replayed their op streams as mirrors (rank r mirrors rank r % {}; the JSON report's "
+        "ranks say mirror_of)",
+        plan->mesh, plan->live - 1, plan->world - plan->live, plan->live));
   // A run that ended badly still reports what ran, marked as failed.
   const emulator::RunResult& ran = result.ok() ? *result : partial;
   const int status = FinishRun(ran, context, flags, out, err);

@@ -329,6 +329,7 @@ RunResult Simulation::Collect() {
     rr.idle = std::max<SimTime>(0, r.host - r.compute - r.exposed_comm);
     rr.peak_memory = r.peak_memory;
     rr.ops = r.ops;
+    rr.mirror_of = r.source->mirror_of();
     for (const auto& [comm, time] : r.exposed_by_comm)
       rr.exposed_by_comm.emplace_back(names_.Name(comm), time);
     result.total_time = std::max(result.total_time, r.host);

@@ -341,7 +341,10 @@ Result<LaunchResult> Launch(const LaunchOptions& options,
   std::vector<std::thread> relays;
   // Under mpirun, Myriad starts one process (mpirun), which starts the others.
   const bool via_mpirun = options.env == LaunchEnv::kMpi;
-  const int spawned = via_mpirun ? 1 : options.processes;
+  const int spawned = via_mpirun ? 1
+                      : options.live_processes > 0
+                          ? std::min(options.live_processes, options.processes)
+                          : options.processes;
   std::vector<pid_t> pids(static_cast<size_t>(spawned), -1);
   LaunchResult result;
   result.ends.resize(static_cast<size_t>(spawned));

@@ -241,8 +241,21 @@ Result<std::vector<CollectiveData::Answer>> CollectiveData::AddCollective(const 
   Contribution& mine = c.ranks[static_cast<std::size_t>(h.rank)];
   if (mine.present)
     return Status::InvalidArgument(fmt::format("{}: rank {} joined twice", call, h.rank));
-  mine = {true, std::move(bytes), std::move(from), h.tag, h.thread, h.time_ps};
-  if (++c.arrived < h.nranks) return std::vector<Answer>{};
+  mine = {true, bytes, std::move(from), h.tag, h.thread, h.time_ps};
+  ++c.arrived;
+  for (int replica = 1; fold_.folded() && replica < fold_.replicas; ++replica) {
+    auto mirror = InferMirrorMembership(fold_, comm, h.nranks, h.rank, replica);
+    if (!mirror.ok()) return Status::InvalidArgument(call + ": " + mirror.status().message());
+    if (mirror->own_copy) break;  // a communicator inside the live replica: all members live
+    Contribution& theirs = c.ranks[static_cast<std::size_t>(mirror->rank)];
+    if (theirs.present)
+      return Status::InvalidArgument(
+          fmt::format("{}: rank {} joined twice (a live process took the place of a mirror)", call,
+                      mirror->rank));
+    theirs = {true, bytes, nullptr, 0, 0, h.time_ps};
+    ++c.arrived;
+  }
+  if (c.arrived < h.nranks) return std::vector<Answer>{};
 
   // Everyone is here: each rank's part of the result.
   const auto n = static_cast<std::size_t>(h.nranks);

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "myriad/emulator/live.h"
 #include "myriad/status.h"
 #include "protocol/wire.h"
 
@@ -37,6 +38,11 @@ class CollectiveData {
   // members disagree (different collectives, counts, types, roots) or a frame is malformed.
   Result<std::vector<Answer>> Add(const wire::DataHeader& header, const std::string& comm,
                                   std::string bytes, Peer from);
+
+  // Rank folding: a live rank's contribution to a communicator that spans the replicas also
+  // stands for its mirrors' (they replay its calls, so they send the same bytes); answers
+  // due to mirrors have no `to`.
+  void SetFold(const FoldPlan& plan) { fold_ = plan; }
 
   // Bytes of one element of an ncclDataType_t, or 0 for an unknown type.
   static std::size_t ElementSize(std::uint8_t dtype);
@@ -72,6 +78,7 @@ class CollectiveData {
   Result<std::vector<Answer>> AddPointToPoint(const wire::DataHeader& h, const std::string& comm,
                                               std::string bytes, Peer from);
 
+  FoldPlan fold_;
   std::map<std::pair<std::string, std::uint64_t>, Collective> collectives_;
   // (communicator, sender, receiver, n-th message between them)
   std::map<std::tuple<std::string, int, int, std::uint64_t>, Message> messages_;

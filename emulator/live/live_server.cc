@@ -128,19 +128,34 @@ class LiveSource : public OpSource {
         candidates_(std::move(candidates)),
         state_(state) {}
 
-  SimTime HoldTime(SimTime host) override {
+  SimTime HoldTime(SimTime host) override { return HoldTimeFor(0, host); }
+  bool Pending() override { return PendingFor(0); }
+  // For consumer `c` (0: the rank itself; others: its mirrors, which see the same ops).
+  SimTime HoldTimeFor(std::size_t c, SimTime host) {
     std::lock_guard<std::mutex> lock(state_.mu);
     // Ops that arrived since the engine last asked Pending(): it will find them next.
-    if (!queue_.empty()) return host;
+    if (cursors_[c] < end_locked()) return host;
     SimTime hold = ProcessState::kNeverTime;
     ForFeedersLocked([&](const ProcessState& p) { hold = std::min(hold, p.HoldLocked()); });
     return hold == ProcessState::kNeverTime ? hold : std::max(host, hold);
   }
-
-  bool Pending() override {
+  bool PendingFor(std::size_t c) {
     std::lock_guard<std::mutex> lock(state_.mu);
-    return queue_.empty() && !closed_;
+    return cursors_[c] == end_locked() && !closed_;
   }
+  // A mirror of this rank reads the same ops (added before any op arrives): its consumer.
+  std::size_t AddMirror() {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    cursors_.push_back(front_index_);
+    std::lock_guard<std::mutex> wake(wake_mu_);
+    wakeups_.emplace_back();
+    return cursors_.size() - 1;
+  }
+  void SetWakeupFor(std::size_t c, std::function<void()> wakeup) {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    wakeups_[c] = std::move(wakeup);
+  }
+  Result<bool> NextFor(std::size_t c, Op& op);
   bool MayResume() override {
     std::lock_guard<std::mutex> lock(state_.mu);
     if (closed_) return false;
@@ -152,11 +167,8 @@ class LiveSource : public OpSource {
     std::lock_guard<std::mutex> lock(state_.mu);
     return owner_ >= 0;
   }
-  void SetWakeup(std::function<void()> wakeup) override {
-    std::lock_guard<std::mutex> lock(wake_mu_);
-    wakeup_ = std::move(wakeup);
-  }
-  Result<bool> Next(Op& op) override;
+  void SetWakeup(std::function<void()> wakeup) override { SetWakeupFor(0, std::move(wakeup)); }
+  Result<bool> Next(Op& op) override { return NextFor(0, op); }
   void Reply(const Op& op, const OpReply& reply) override;
   std::uint64_t DeferReply() override {
     std::lock_guard<std::mutex> lock(state_.mu);
@@ -202,15 +214,23 @@ class LiveSource : public OpSource {
   // Held while waking, so once the engine clears the wakeup no call into it is in flight.
   void Wake() {
     std::lock_guard<std::mutex> lock(wake_mu_);
-    if (wakeup_) wakeup_();
+    for (const auto& wakeup : wakeups_)
+      if (wakeup) wakeup();
   }
+  std::uint64_t end_locked() const { return front_index_ + queue_.size(); }
 
   struct Queued {
     wire::WireOp op;
     std::uint32_t thread;
     SimTime thread_time;
     std::shared_ptr<Connection> from;  // its names are this connection's
+    // The op as the engine sees it, made by the first consumer to read it (engine thread).
+    bool converted = false;
+    Op converted_op;
+    std::size_t readers = 0;  // consumers that have read it
   };
+  // Makes the engine's op from what the process sent (engine thread).
+  Status Convert(Queued& q);
 
   NameTable& names_;
   timing::KernelClassCache& kernel_classes_;  // shared by all sources; engine thread only
@@ -218,7 +238,11 @@ class LiveSource : public OpSource {
   std::vector<int> candidates_;  // the processes that see this GPU (the state's lock)
   LiveState& state_;             // its mu guards the members up to error_
   int owner_ = -1;               // the process that uses it
+  // Ops not yet read by every consumer: the first has index front_index_; consumer c reads
+  // index cursors_[c] next (a deque keeps references to its elements as it grows).
   std::deque<Queued> queue_;
+  std::uint64_t front_index_ = 0;
+  std::vector<std::uint64_t> cursors_ = {0};
   std::uint32_t last_thread_ = 0;  // the thread of the op Next() returned last
   std::shared_ptr<Connection> last_from_;
   // Answers the engine gives later (DeferReply): the thread and its connection, by handle.
@@ -229,7 +253,7 @@ class LiveSource : public OpSource {
   bool closed_ = false;
   std::string error_;
   std::mutex wake_mu_;
-  std::function<void()> wakeup_;
+  std::vector<std::function<void()>> wakeups_ = {{}};  // per consumer
 };
 
 // The engine owns what OpenRank returns and destroys it when the run ends, while the I/O
@@ -251,6 +275,66 @@ class SharedSource : public OpSource {
 
  private:
   std::shared_ptr<LiveSource> source_;
+};
+
+// A mirror (rank folding): another replica's rank that replays what its source rank's process
+// sends, on its own GPU, as the source's other consumer; it joins the communicators its source
+// joins in its own place (InferMirrorMembership) and answers no process.
+class MirrorSource : public OpSource {
+ public:
+  MirrorSource(std::shared_ptr<LiveSource> source, std::size_t consumer, int rank,
+               const FoldPlan& plan, NameTable& names)
+      : source_(std::move(source)), consumer_(consumer), rank_(rank), plan_(plan), names_(names) {}
+  Result<bool> Next(Op& op) override {
+    auto next = source_->NextFor(consumer_, op);
+    if (!next.ok() || !*next) return next;
+    // Its source's polls answer its source's threads; a mirror has none to answer.
+    if (op.kind == OpKind::kEventQuery || op.kind == OpKind::kStreamQuery) op.wants_reply = false;
+    if (op.kind == OpKind::kCommInit) {
+      if (Status st = Join(op); !st.ok()) return st;
+    } else if (op.comm != 0) {
+      if (auto it = copies_.find(op.comm); it != copies_.end()) op.comm = it->second;
+    }
+    return true;
+  }
+  bool Pending() override { return source_->PendingFor(consumer_); }
+  SimTime HoldTime(SimTime host) override { return source_->HoldTimeFor(consumer_, host); }
+  bool Used() const override { return source_->Used(); }
+  bool MayResume() override { return source_->MayResume(); }
+  void SetWakeup(std::function<void()> wakeup) override {
+    source_->SetWakeupFor(consumer_, std::move(wakeup));
+  }
+  int mirror_of() const override { return plan_.source_of(rank_); }
+
+ private:
+  Status Join(Op& op) {
+    const std::string name = names_.Name(op.comm);
+    if (name.find("/split") != std::string::npos)
+      return Status::Unsupported(fmt::format(
+          "rank {} (a mirror of rank {}): ncclCommSplit under rank folding is not supported yet "
+          "(communicator '{}')",
+          rank_, plan_.source_of(rank_), name));
+    auto membership = InferMirrorMembership(plan_, name, static_cast<int>(op.count), op.peer,
+                                            plan_.replica_of(rank_));
+    if (!membership.ok())
+      return Status::InvalidArgument(fmt::format("rank {} (a mirror of rank {}): {}", rank_,
+                                                 plan_.source_of(rank_),
+                                                 membership.status().message()));
+    op.peer = membership->rank;
+    if (membership->own_copy) {
+      const NameId copy = names_.Intern(fmt::format("{}/replica{}", name, plan_.replica_of(rank_)));
+      copies_[op.comm] = copy;
+      op.comm = copy;
+    }
+    return Status::Ok();
+  }
+
+  std::shared_ptr<LiveSource> source_;
+  const std::size_t consumer_;
+  const int rank_;
+  const FoldPlan plan_;
+  NameTable& names_;
+  std::map<NameId, NameId> copies_;  // its source's communicator -> its replica's copy
 };
 
 // One process's connection.
@@ -356,6 +440,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 class Server : public LiveWorkload {
  public:
   explicit Server(const LiveOptions& options) : options_(options), acceptor_(io_) {
+    data_.SetFold(options.fold);
     int world = 0;
     for (const ProcessPlacement& p : options.placement)
       world = std::max(world, p.first_gpu + p.visible);
@@ -371,8 +456,11 @@ class Server : public LiveWorkload {
       sources_.push_back(std::make_shared<LiveSource>(names_, kernel_classes_, g,
                                                       candidates[static_cast<size_t>(g)], state_));
       sources_.back()->SetResume([this](int process) { PokeProcess(process); });
+      // Rank folding: each live rank's mirrors read its ops as consumers 1..replicas-1.
+      if (g < options.fold.live)
+        for (int replica = 1; replica < options.fold.replicas; ++replica)
+          sources_.back()->AddMirror();
     }
-    source_handed_out_.assign(static_cast<size_t>(world), false);
     const size_t n = options.placement.size();
     connected_.assign(n, 0);
     ended_.assign(n, false);
@@ -399,15 +487,28 @@ class Server : public LiveWorkload {
     return Status::Ok();
   }
 
-  int world_size() const override { return static_cast<int>(sources_.size()); }
+  int world_size() const override {
+    return options_.fold.folded() ? options_.fold.world : static_cast<int>(sources_.size());
+  }
   const std::vector<CommunicatorSpec>& communicators() const override { return comms_; }
   NameTable& names() override { return names_; }
   std::string description() const override { return options_.description; }
   Result<std::unique_ptr<OpSource>> OpenRank(int rank) override {
     // The engine and the I/O thread share each source.
-    if (rank < 0 || rank >= world_size() || source_handed_out_[static_cast<size_t>(rank)])
+    if (rank < 0 || rank >= world_size() || opened_.count(rank))
       return Status::Internal(fmt::format("rank {} opened twice", rank));
-    source_handed_out_[static_cast<size_t>(rank)] = true;
+    opened_.insert(rank);
+    const FoldPlan& fold = options_.fold;
+    if (fold.folded() && rank >= fold.live) {
+      const int source = fold.source_of(rank);
+      if (source >= static_cast<int>(sources_.size()))
+        return Status::InvalidArgument(fmt::format(
+            "rank {} would mirror rank {}, which no live process drives", rank, source));
+      // Its consumer of the source's ops was added with the source (before any op came).
+      return std::unique_ptr<OpSource>(std::make_unique<MirrorSource>(
+          sources_[static_cast<size_t>(source)], static_cast<std::size_t>(fold.replica_of(rank)),
+          rank, fold, names_));
+    }
     return std::unique_ptr<OpSource>(
         std::make_unique<SharedSource>(sources_[static_cast<size_t>(rank)]));
   }
@@ -685,7 +786,7 @@ class Server : public LiveWorkload {
   mutable LiveState state_;
   CollectiveData data_;
   std::vector<std::shared_ptr<LiveSource>> sources_;  // one per GPU any process sees
-  std::vector<bool> source_handed_out_;
+  std::set<int> opened_;                              // ranks the engine has opened
   // Per process (I/O thread only): its open connections (one per host thread that spoke),
   // whether it has ended.
   std::vector<int> connected_;
@@ -832,6 +933,7 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
         // lets virtual time pass it.
         std::lock_guard<std::mutex> lock(server_.state().mu);
         for (const CollectiveData::Answer& a : *answers) {
+          if (!a.to) continue;  // a mirror's: nobody waits for it
           const int to = std::static_pointer_cast<Connection>(a.to)->process();
           ProcessState::Thread& t =
               server_.state().processes[static_cast<size_t>(to)].threads[a.thread];
@@ -841,6 +943,7 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
         }
       }
       for (const CollectiveData::Answer& a : *answers) {
+        if (!a.to) continue;
         wire::DataReply reply;
         reply.bytes = static_cast<std::uint32_t>(a.bytes.size());
         reply.tag = a.tag;
@@ -948,28 +1051,47 @@ void LiveSource::PushLocked(const wire::OpsHeader& header, const wire::WireOp* o
   constexpr std::uint8_t kDeviceToHost = static_cast<std::uint8_t>(MemcpyKind::kDeviceToHost);
   for (std::uint32_t i = 0; i < header.count; ++i) {
     if (ops[i].kind == kMemcpyKind && ops[i].copy_kind == kDeviceToHost)
-      state_.bytes_read_back += ops[i].bytes;
-    queue_.push_back({ops[i], header.thread, header.thread_time_ps, from});
+      state_.bytes_read_back += ops[i].bytes * cursors_.size();  // its mirrors read as much
+    queue_.push_back({ops[i], header.thread, header.thread_time_ps, from, false, Op(), 0});
   }
 }
 
-Result<bool> LiveSource::Next(Op& op) {
-  wire::WireOp w;
-  SimTime thread_time = 0;
-  std::shared_ptr<Connection> connection;
+Result<bool> LiveSource::NextFor(std::size_t c, Op& op) {
+  Queued* entry = nullptr;
   {
     std::lock_guard<std::mutex> lock(state_.mu);
-    if (queue_.empty()) {
+    if (cursors_[c] == end_locked()) {
       if (!error_.empty()) return Status::InvalidArgument(error_);
       return false;
     }
-    w = queue_.front().op;
-    thread_time = queue_.front().thread_time;
-    last_thread_ = queue_.front().thread;
-    last_from_ = queue_.front().from;
-    connection = last_from_;
-    queue_.pop_front();
+    entry = &queue_[static_cast<std::size_t>(cursors_[c] - front_index_)];
+    if (c == 0) {
+      last_thread_ = entry->thread;
+      last_from_ = entry->from;
+    }
   }
+  // Only the engine thread converts and pops, so the entry stays put meanwhile.
+  if (!entry->converted) {
+    if (Status st = Convert(*entry); !st.ok()) return st;
+    entry->converted = true;
+  }
+  op = entry->converted_op;
+  std::lock_guard<std::mutex> lock(state_.mu);
+  ++cursors_[c];
+  ++entry->readers;
+  // Consumers read in order, so the front goes once all have read it.
+  while (!queue_.empty() && queue_.front().readers == cursors_.size()) {
+    queue_.pop_front();
+    ++front_index_;
+  }
+  return true;
+}
+
+Status LiveSource::Convert(Queued& q) {
+  const wire::WireOp& w = q.op;
+  const SimTime thread_time = q.thread_time;
+  const std::shared_ptr<Connection>& connection = q.from;
+  Op& op = q.converted_op;
   auto intern = [&](std::uint32_t id) { return connection->Intern(id, names_); };
   op = Op();
   switch (static_cast<wire::WireKind>(w.kind)) {
@@ -1037,7 +1159,7 @@ Result<bool> LiveSource::Next(Op& op) {
       timing::DescribeKernelWork(kernel, std::span<const std::int64_t>(w.int_args, count), &op);
     }
   }
-  return true;
+  return Status::Ok();
 }
 
 void LiveSource::Answer(std::uint32_t thread, std::shared_ptr<Connection> connection,

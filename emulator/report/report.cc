@@ -219,9 +219,10 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
     const RankResult& r = result.ranks[i];
     out += fmt::format(
         "{}\n    {{\"rank\": {}, \"end_time_us\": {}, \"compute_us\": {}, \"exposed_comm_us\": "
-        "{}, \"idle_us\": {}, \"peak_memory_bytes\": {}, \"ops\": {}}}",
+        "{}, \"idle_us\": {}, \"peak_memory_bytes\": {}, \"ops\": {}{}}}",
         i ? "," : "", r.rank, Us(r.end_time), Us(r.compute), Us(r.exposed_comm), Us(r.idle),
-        r.peak_memory, r.ops);
+        r.peak_memory, r.ops,
+        r.mirror_of >= 0 ? fmt::format(", \"mirror_of\": {}", r.mirror_of) : std::string());
   }
   out += result.ranks.empty() ? "]" : "\n  ]";
   if (!context.notes.empty()) {

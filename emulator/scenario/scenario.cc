@@ -197,13 +197,24 @@ class Resolver {
     Result<TableReader> reader =
         TableReader::Open(*table, "launch",
                           {"command", "processes", "devices_per_process", "env", "host_clock",
-                           "host_time", "host_time_scale"});
+                           "host_time", "host_time_scale", "fold", "mesh"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     LaunchSettings& launch = scenario_.launch;
     std::vector<Field<std::string>> command;
     MYRIAD_RETURN_IF_ERROR(r.StringList("command", &command));
     for (const Field<std::string>& word : command) launch.command.push_back(word.value);
+    std::vector<Field<std::string>> fold;
+    MYRIAD_RETURN_IF_ERROR(r.StringList("fold", &fold));
+    for (const Field<std::string>& axis : fold) {
+      if (axis.value != "dp")
+        return axis.Error(fmt::format(
+            "only the data-parallel axis (dp) can be folded for now, got '{}'", axis.value));
+      launch.fold.push_back(axis.value);
+    }
+    Field<std::string> mesh;
+    MYRIAD_RETURN_IF_ERROR(r.String("mesh", &mesh));
+    if (mesh.present) launch.mesh = mesh.value;  // checked against the world by `myriad run`
     Field<int> processes, devices;
     MYRIAD_RETURN_IF_ERROR(r.Integer("processes", &processes));
     MYRIAD_RETURN_IF_ERROR(r.Integer("devices_per_process", &devices));

@@ -23,6 +23,9 @@ class RecordingSource : public OpSource {
   bool Pending() override { return inner_->Pending(); }
   SimTime HoldTime(SimTime host) override { return inner_->HoldTime(host); }
   void SetWakeup(std::function<void()> wakeup) override { inner_->SetWakeup(std::move(wakeup)); }
+  bool Used() const override { return inner_->Used(); }
+  bool MayResume() override { return inner_->MayResume(); }
+  int mirror_of() const override { return inner_->mirror_of(); }
   void Reply(const Op& op, const OpReply& reply) override {
     recorder_.Replied(rank_, op, reply);
     inner_->Reply(op, reply);

@@ -193,6 +193,65 @@ TEST(ExamplesRunTest, DdpTrainStepTimeIsTheReportsIterationTime) {
   EXPECT_GT(overlaps, 0);
 }
 
+// Rank folding (--fold dp): the data-parallel trainer on 16 ranks over 2 nodes from one live
+// process predicts what 16 processes do, to the picosecond: iteration time and every per-rank
+// figure. With a mesh of 4 replicas of 4 ranks, 4 processes run; the result is the same.
+TEST(ExamplesRunTest, AFoldedDdpRunEqualsTheUnfoldedOne) {
+  const std::string dir = ::testing::TempDir();
+  auto run = [&](const std::string& flags, const std::string& name) {
+    const std::string report = dir + "myriad_fold_" + name + ".json";
+    const auto [status, out] = myriad::testing::RunCommand(
+        std::string(MYRIAD_BINARY) + " run tests/examples/data/h100-2-nodes.toml " + flags +
+        " --timeout 120 --report " + report + " -- " + MYRIAD_DDP_TRAIN + " 2>&1");
+    EXPECT_EQ(status, 0) << out;
+    return std::make_pair(ReadJson(report), out);
+  };
+  const auto [unfolded, unfolded_out] = run("", "unfolded");
+  const auto [one, one_out] = run("--fold dp", "one");
+  const auto [four, four_out] = run("--fold dp --mesh tp=4,dp=4", "four");
+  // The program sizes itself for the whole world, and one process ran.
+  EXPECT_THAT(one_out, HasSubstr("ddp_train: 16 rank(s)"));
+  EXPECT_THAT(one_out, HasSubstr("ranks 0-0 ran as processes; the other 15 ranks"));
+  EXPECT_THAT(four_out, HasSubstr("ranks 0-3 ran as processes; the other 12 ranks"));
+  ASSERT_EQ(unfolded["ranks"].size(), 16u);
+  for (const auto* folded : {&one, &four}) {
+    const int live = folded == &one ? 1 : 4;
+    ASSERT_EQ((*folded)["ranks"].size(), 16u);
+    for (const char* key : {"iteration_time_us", "iterations", "total_time_us", "simulated_ops",
+                            "breakdown_us", "peak_memory_bytes", "kernel_timing", "collectives"})
+      EXPECT_EQ((*folded)[key], unfolded[key]) << key << " with " << live << " live";
+    for (int r = 0; r < 16; ++r) {
+      nlohmann::json rank = (*folded)["ranks"][r];
+      if (r < live) {
+        EXPECT_FALSE(rank.contains("mirror_of"));
+      } else {
+        EXPECT_EQ(rank["mirror_of"], r % live);
+        rank.erase("mirror_of");
+      }
+      EXPECT_EQ(rank, unfolded["ranks"][r]) << "rank " << r << " with " << live << " live";
+    }
+    EXPECT_EQ((*folded)["notes"][0], unfolded["notes"][0]);  // the bytes copied back
+    EXPECT_THAT((*folded)["notes"].dump(), HasSubstr("rank folding"));
+  }
+}
+
+// What folding cannot infer is a clear error, never a hang: ncclCommSplit (tp_pp_toy's
+// groups) is not supported yet; a mesh that does not fit the world is refused up front.
+TEST(ExamplesRunTest, FoldingErrorsNameWhatCannotBeFolded) {
+  const auto [status, out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) +
+      " run tests/examples/data/h100-2-nodes.toml --fold dp --mesh tp=2,pp=2,dp=4 --timeout 60 "
+      "-- " +
+      MYRIAD_TP_PP_TOY + " --tp 2 --pp 2 2>&1");
+  EXPECT_EQ(status, 1) << out;
+  EXPECT_THAT(out, HasSubstr("ncclCommSplit under rank folding is not supported yet"));
+  const auto [mesh_status, mesh_out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run tests/examples/data/h100-2-nodes.toml --fold dp --mesh " +
+      "tp=3,dp=4 -- " + MYRIAD_DDP_TRAIN + " 2>&1");
+  EXPECT_EQ(mesh_status, 2) << mesh_out;
+  EXPECT_THAT(mesh_out, HasSubstr("mesh 'tp=3,dp=4' has 12 ranks, the world has 16"));
+}
+
 // A recorded live run (communicators made and destroyed, NCCL collectives, cuBLAS GEMMs)
 // replays to the same iteration time: what --record keeps is what the engine simulated.
 TEST(ExamplesRunTest, ARecordedDdpRunReplaysToTheSameIterationTime) {

@@ -76,6 +76,7 @@ struct RankResult {
   SimTime idle = 0;          // neither
   std::uint64_t peak_memory = 0;
   std::uint64_t ops = 0;
+  int mirror_of = -1;  // rank folding: the live rank it replayed (-1: it ran itself)
   // Exposed communication by communicator name, in order of first exposure: each
   // communicator with an op in flight during an exposed interval counts all of it (so they
   // can add up to more than exposed_comm when two overlap).

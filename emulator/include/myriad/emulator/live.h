@@ -20,11 +20,45 @@ struct ProcessPlacement {
   int visible = 1;
 };
 
+// Rank folding (docs/run.md, "Folding"): of a world of `world` ranks laid out as a mesh, only
+// the ranks at index 0 of the folded axes run as processes; every other rank is a mirror that
+// replays its source rank's op stream on its own GPU. The folded axis (dp) is the mesh's
+// slowest, so the live ranks are 0..live-1 and rank r mirrors rank r % live, as replica
+// r / live.
+struct FoldPlan {
+  int world = 1;
+  int live = 1;      // ranks per replica: the ones that run
+  int replicas = 1;  // world / live
+  std::string mesh;  // as given, for reports: "dp=16", "tp=8,pp=4,dp=4"
+  bool folded() const { return replicas > 1; }
+  int source_of(int rank) const { return rank % live; }
+  int replica_of(int rank) const { return rank / live; }
+};
+// The plan for `mesh` ("tp=8,pp=4,dp=4": axes from the fastest-varying to the slowest; empty:
+// every rank a data-parallel replica) over `world` ranks, folding the axes in `fold` (only
+// "dp" for now). Fails naming what is wrong: an unknown or repeated axis, sizes whose product
+// is not the world, a fold axis not in the mesh or not its slowest.
+Result<FoldPlan> PlanFold(const std::string& mesh, const std::vector<std::string>& fold, int world);
+
+// How a mirror (replica `replica`) joins a communicator its source joined as rank `rank` of
+// `nranks`, inferred from the plan: the world (its rank moves by `replica` x live), a
+// data-parallel group across the replicas (its rank is its replica), or a group inside one
+// replica (the mirror's replica gets a copy of its own, under another name). Fails naming the
+// communicator when its members cannot be inferred.
+struct MirrorMembership {
+  bool own_copy = false;  // a communicator of the mirror's replica: named `name`/replica<k>
+  int rank = 0;           // the mirror's communicator rank
+};
+Result<MirrorMembership> InferMirrorMembership(const FoldPlan& plan, const std::string& comm,
+                                               int nranks, int rank, int replica);
+
 struct LiveOptions {
   // One entry per process. A logical rank is a GPU that a process uses (sends work for);
   // a GPU belongs to the first process that uses it, and no other process may.
   std::vector<ProcessPlacement> placement = {ProcessPlacement{}};
   std::string description = "live processes";
+  // With folding, `placement` holds the live processes only and the other ranks mirror them.
+  FoldPlan fold;
 };
 
 // Serves the socket and presents the connected processes as a Workload.

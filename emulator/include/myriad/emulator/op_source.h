@@ -47,6 +47,8 @@ class OpSource {
   // see). The engine then waits for them instead of reporting a deadlock.
   virtual bool MayResume() { return false; }
   virtual void SetWakeup(std::function<void()> wakeup) { (void)wakeup; }
+  // Rank folding: the live rank whose op stream this one replays, or -1 (it runs itself).
+  virtual int mirror_of() const { return -1; }
   // Called after an op with `wants_reply`, with what the process must be told.
   virtual void Reply(const Op& op, const OpReply& reply) {
     (void)op;

@@ -27,6 +27,9 @@ struct LaunchSettings {
   // time times host_time_scale, e.g. a slower or faster host CPU).
   bool measure_host_time = false;
   double host_time_scale = 1.0;
+  // Rank folding (docs/run.md, "Folding"): the axes folded ("dp") and the rank mesh.
+  std::vector<std::string> fold;
+  std::string mesh;
 };
 
 struct Scenario {

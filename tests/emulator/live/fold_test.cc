@@ -1,0 +1,108 @@
+// Rank folding's plan and the communicators a mirror joins (emulator/live/fold.cc), and a
+// live rank's small-collective data standing in for its mirrors' (collective_data.cc).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+
+#include "collective_data.h"
+#include "myriad/emulator/live.h"
+
+namespace myriad::emulator {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(FoldTest, TheDefaultMeshMakesEveryRankAReplica) {
+  auto plan = PlanFold("", {"dp"}, 16);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->live, 1);
+  EXPECT_EQ(plan->replicas, 16);
+  EXPECT_EQ(plan->mesh, "dp=16");
+  EXPECT_TRUE(plan->folded());
+  EXPECT_EQ(plan->source_of(13), 0);
+  EXPECT_EQ(plan->replica_of(13), 13);
+  auto unfolded = PlanFold("tp=4,dp=4", {}, 16);
+  ASSERT_TRUE(unfolded.ok());
+  EXPECT_FALSE(unfolded->folded());
+}
+
+TEST(FoldTest, AMeshPutsTheLiveRanksFirst) {
+  auto plan = PlanFold("tp=8,pp=4,dp=4", {"dp"}, 128);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->live, 32);
+  EXPECT_EQ(plan->replicas, 4);
+  EXPECT_EQ(plan->source_of(77), 13);
+  EXPECT_EQ(plan->replica_of(77), 2);
+}
+
+TEST(FoldTest, BadMeshesAreRefusedNamingWhy) {
+  const auto error = [](const std::string& mesh, std::vector<std::string> fold, int world) {
+    auto plan = PlanFold(mesh, fold, world);
+    return plan.ok() ? std::string("accepted") : plan.status().message();
+  };
+  EXPECT_EQ(error("tp=3,dp=4", {"dp"}, 16), "mesh 'tp=3,dp=4' has 12 ranks, the world has 16");
+  EXPECT_THAT(error("dp=4,tp=4", {"dp"}, 16), HasSubstr("must be the last (slowest) one"));
+  EXPECT_THAT(error("tp=4,pp=4", {"dp"}, 16), HasSubstr("has no dp axis"));
+  EXPECT_THAT(error("tp=4,tp=4", {"dp"}, 16), HasSubstr("axis 'tp' appears twice"));
+  EXPECT_THAT(error("zz=16", {"dp"}, 16), HasSubstr("unknown axis 'zz'"));
+  EXPECT_THAT(error("tp=x,dp=4", {"dp"}, 16), HasSubstr("'tp=x' is not AXIS=SIZE"));
+  EXPECT_THAT(error("tp=4,dp=4", {"tp"}, 16), HasSubstr("only the data-parallel axis"));
+}
+
+TEST(FoldTest, MirrorsJoinTheWorldDataParallelGroupsOrTheirReplicasCopy) {
+  auto plan = PlanFold("tp=4,dp=4", {"dp"}, 16);
+  ASSERT_TRUE(plan.ok());
+  // The world: rank 2's mirror in replica 3 is world rank 14.
+  auto world = InferMirrorMembership(*plan, "w", 16, 2, 3);
+  ASSERT_TRUE(world.ok());
+  EXPECT_FALSE(world->own_copy);
+  EXPECT_EQ(world->rank, 14);
+  // A data-parallel group has one live member, rank 0: the mirror's rank is its replica. (A
+  // group of 4 here could also be a tensor-parallel one: ambiguous, so refused.)
+  auto plan8 = PlanFold("tp=2,dp=4", {"dp"}, 8);
+  ASSERT_TRUE(plan8.ok());
+  auto across = InferMirrorMembership(*plan8, "dp0", 4, 0, 3);
+  ASSERT_TRUE(across.ok());
+  EXPECT_FALSE(across->own_copy);
+  EXPECT_EQ(across->rank, 3);
+  EXPECT_THAT(InferMirrorMembership(*plan8, "dp0", 4, 1, 1).status().message(),
+              HasSubstr("must be rank 0"));
+  auto ambiguous = InferMirrorMembership(*plan, "g", 4, 1, 1);
+  EXPECT_THAT(ambiguous.status().message(), HasSubstr("could be a data-parallel group"));
+  // Inside a replica: the mirror's replica has a copy of its own.
+  auto inside = InferMirrorMembership(*plan8, "tp", 2, 1, 1);
+  ASSERT_TRUE(inside.ok());
+  EXPECT_TRUE(inside->own_copy);
+  EXPECT_EQ(inside->rank, 1);
+  EXPECT_THAT(InferMirrorMembership(*plan8, "odd", 6, 0, 1).status().message(),
+              HasSubstr("cannot infer its other members"));
+}
+
+TEST(FoldTest, ALiveRanksDataStandsForItsMirrors) {
+  auto plan = PlanFold("", {"dp"}, 4);
+  ASSERT_TRUE(plan.ok());
+  CollectiveData data;
+  data.SetFold(*plan);
+  wire::DataHeader h;
+  h.coll = 0;   // all-reduce
+  h.dtype = 2;  // int32
+  h.redop = 0;  // sum
+  h.rank = 0;
+  h.nranks = 4;
+  h.count = 1;
+  const std::int32_t mine = 5;
+  auto answers = data.Add(h, "w", std::string(reinterpret_cast<const char*>(&mine), 4),
+                          std::make_shared<int>(0));
+  ASSERT_TRUE(answers.ok()) << answers.status().message();
+  ASSERT_EQ(answers->size(), 4u);  // complete at once: the three mirrors sent the same
+  std::int32_t sum = 0;
+  std::memcpy(&sum, (*answers)[0].bytes.data(), 4);
+  EXPECT_EQ(sum, 20);
+  EXPECT_TRUE((*answers)[0].to);
+  for (int r = 1; r < 4; ++r) EXPECT_FALSE((*answers)[static_cast<size_t>(r)].to);
+}
+
+}  // namespace
+}  // namespace myriad::emulator
