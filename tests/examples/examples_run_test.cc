@@ -233,6 +233,13 @@ TEST(ExamplesRunTest, AFoldedDdpRunEqualsTheUnfoldedOne) {
     EXPECT_EQ((*folded)["notes"][0], unfolded["notes"][0]);  // the bytes copied back
     EXPECT_THAT((*folded)["notes"].dump(), HasSubstr("rank folding"));
   }
+  // Under the flow model the mirrors' traffic is on the links as the processes' would be.
+  const auto flow_unfolded = run("--fidelity flow", "flow_unfolded").first;
+  const auto flow_folded = run("--fold dp --fidelity flow", "flow_folded").first;
+  EXPECT_EQ(flow_folded["iteration_time_us"], flow_unfolded["iteration_time_us"]);
+  EXPECT_EQ(flow_folded["collectives"], flow_unfolded["collectives"]);
+  for (int r = 0; r < 16; ++r)
+    EXPECT_EQ(flow_folded["ranks"][r]["end_time_us"], flow_unfolded["ranks"][r]["end_time_us"]);
 }
 
 // What folding cannot infer is a clear error, never a hang: ncclCommSplit (tp_pp_toy's
