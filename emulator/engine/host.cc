@@ -406,17 +406,31 @@ Status Simulation::ApplySelection(const PendingComm& pending, Communicator& comm
 }
 
 Status Simulation::SplitCommunicator(const std::string& name, const PendingComm& pending) {
-  // Members of each color, ordered by (key, parent rank), form "<name>/color<c>".
-  std::map<int, std::vector<std::pair<int, int>>> colors;  // color -> (key, parent rank)
+  // Members of each color, ordered by (key, parent rank), form "<name>/color<c>". Under rank
+  // folding a mirror carries its source's color and key: a color with one member in the live
+  // replica is a group across the replicas (a data-parallel one: one child of them all);
+  // one with several lies inside each replica, whose mirrors get a child of their own,
+  // "<name>/color<c>/replica<k>" (docs/run.md, "Folding").
+  std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> colors;  // (color, replica)
+  std::map<int, int> live_members;                                         // per color
   for (size_t i = 0; i < pending.members.size(); ++i) {
     Rank& member = *ranks_[static_cast<size_t>(pending.members[i])];
     member.split_result = 0;  // NCCL_SPLIT_NOCOLOR: no child
-    if (pending.colors[i] >= 0) colors[pending.colors[i]].emplace_back(pending.keys[i], i);
+    if (pending.colors[i] >= 0 && member.source->replica() == 0) ++live_members[pending.colors[i]];
   }
-  for (auto& [color, members] : colors) {
+  for (size_t i = 0; i < pending.members.size(); ++i) {
+    if (pending.colors[i] < 0) continue;
+    const int replica = ranks_[static_cast<size_t>(pending.members[i])]->source->replica();
+    const bool across = live_members[pending.colors[i]] <= 1;
+    colors[{pending.colors[i], across ? 0 : replica}].emplace_back(pending.keys[i], i);
+  }
+  for (auto& [group, members] : colors) {
+    const auto [color, replica] = group;
     std::sort(members.begin(), members.end());
     Communicator child;
-    child.name = names_.Intern(fmt::format("{}/color{}", name, color));
+    child.name =
+        names_.Intern(replica == 0 ? fmt::format("{}/color{}", name, color)
+                                   : fmt::format("{}/color{}/replica{}", name, color, replica));
     for (size_t i = 0; i < members.size(); ++i) {
       const int global = pending.members[static_cast<size_t>(members[i].second)];
       child.ranks.push_back(global);

@@ -293,7 +293,7 @@ class MirrorSource : public OpSource {
     if (op.kind == OpKind::kCommInit) {
       if (Status st = Join(op); !st.ok()) return st;
     } else if (op.comm != 0) {
-      if (auto it = copies_.find(op.comm); it != copies_.end()) op.comm = it->second;
+      op.comm = Translated(op.comm);
     }
     return true;
   }
@@ -305,15 +305,33 @@ class MirrorSource : public OpSource {
     source_->SetWakeupFor(consumer_, std::move(wakeup));
   }
   int mirror_of() const override { return plan_.source_of(rank_); }
+  int replica() const override { return plan_.replica_of(rank_); }
 
  private:
+  // The communicator the mirror uses for its source's `comm`: its replica's copy (one it made,
+  // or a split's child the engine made for its replica), or the same one.
+  NameId Translated(NameId comm) {
+    auto it = copies_.find(comm);
+    if (it != copies_.end()) return it->second;
+    const NameId copy =
+        names_.Find(fmt::format("{}/replica{}", names_.Name(comm), plan_.replica_of(rank_)));
+    // A split's children exist once the split is done, before any op can use them.
+    const NameId used = copy != 0 ? copy : comm;
+    copies_.emplace(comm, used);
+    return used;
+  }
   Status Join(Op& op) {
     const std::string name = names_.Name(op.comm);
-    if (name.find("/split") != std::string::npos)
-      return Status::Unsupported(fmt::format(
-          "rank {} (a mirror of rank {}): ncclCommSplit under rank folding is not supported yet "
-          "(communicator '{}')",
-          rank_, plan_.source_of(rank_), name));
+    // A split of the world (the engine gives the mirror its group: SplitCommunicator) joins
+    // as the parent would; a split of a replica's own communicator is not supported yet.
+    if (const auto split = name.rfind("/split"); split != std::string::npos) {
+      const NameId parent = names_.Find(name.substr(0, split));
+      if (parent == 0 || Translated(parent) != parent)
+        return Status::Unsupported(fmt::format(
+            "rank {} (a mirror of rank {}): under rank folding, ncclCommSplit of a communicator "
+            "inside a replica is not supported yet (communicator '{}')",
+            rank_, plan_.source_of(rank_), name));
+    }
     auto membership = InferMirrorMembership(plan_, name, static_cast<int>(op.count), op.peer,
                                             plan_.replica_of(rank_));
     if (!membership.ok())
@@ -321,6 +339,10 @@ class MirrorSource : public OpSource {
                                                  plan_.source_of(rank_),
                                                  membership.status().message()));
     op.peer = membership->rank;
+    if (membership->own_copy && name.rfind("/split") != std::string::npos)
+      return Status::Unsupported(fmt::format(
+          "rank {} (a mirror of rank {}): communicator '{}' splits one the fold cannot infer",
+          rank_, plan_.source_of(rank_), name));
     if (membership->own_copy) {
       const NameId copy = names_.Intern(fmt::format("{}/replica{}", name, plan_.replica_of(rank_)));
       copies_[op.comm] = copy;

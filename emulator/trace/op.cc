@@ -73,4 +73,9 @@ NameId NameTable::Intern(std::string_view name) {
   return id;
 }
 
+NameId NameTable::Find(std::string_view name) const {
+  auto it = ids_.find(std::string(name));
+  return it == ids_.end() ? 0 : it->second;
+}
+
 }  // namespace myriad::emulator

@@ -26,6 +26,7 @@ class RecordingSource : public OpSource {
   bool Used() const override { return inner_->Used(); }
   bool MayResume() override { return inner_->MayResume(); }
   int mirror_of() const override { return inner_->mirror_of(); }
+  int replica() const override { return inner_->replica(); }
   void Reply(const Op& op, const OpReply& reply) override {
     recorder_.Replied(rank_, op, reply);
     inner_->Reply(op, reply);

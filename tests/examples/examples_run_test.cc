@@ -8,6 +8,7 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -242,21 +243,56 @@ TEST(ExamplesRunTest, AFoldedDdpRunEqualsTheUnfoldedOne) {
     EXPECT_EQ(flow_folded["ranks"][r]["end_time_us"], flow_unfolded["ranks"][r]["end_time_us"]);
 }
 
-// What folding cannot infer is a clear error, never a hang: ncclCommSplit (tp_pp_toy's
-// groups) is not supported yet; a mesh that does not fit the world is refused up front.
+// tp_pp_toy as TP 8 x PP 4 x DP 4 (128 ranks) from its 32 live processes, its three
+// ncclCommSplit groups inferred (TP and PP groups inside each replica, DP groups across
+// them), predicts what 128 processes do: the iteration time and every rank's figures. The
+// mirrors' in-replica groups carry other names ("/replica<k>"), so the collectives compare
+// by what they did.
+TEST(ExamplesRunTest, AFoldedTensorPipelineDataParallelRunEqualsTheUnfoldedOne) {
+  const std::string dir = ::testing::TempDir();
+  auto run = [&](const std::string& flags, const std::string& name) {
+    const std::string report = dir + "myriad_fold_tp_" + name + ".json";
+    const auto [status, out] = myriad::testing::RunCommand(
+        std::string(MYRIAD_BINARY) + " run scenarios/h100-x16.toml " + flags +
+        " --timeout 300 --report " + report + " -- " + MYRIAD_TP_PP_TOY + " --tp 8 --pp 4 2>&1");
+    EXPECT_EQ(status, 0) << out;
+    return ReadJson(report);
+  };
+  const nlohmann::json unfolded = run("", "unfolded");
+  const nlohmann::json folded = run("--fold dp --mesh tp=8,pp=4,dp=4", "folded");
+  for (const char* key : {"iteration_time_us", "iterations", "total_time_us", "simulated_ops",
+                          "breakdown_us", "peak_memory_bytes", "kernel_timing"})
+    EXPECT_EQ(folded[key], unfolded[key]) << key;
+  ASSERT_EQ(folded["ranks"].size(), 128u);
+  for (int r = 0; r < 128; ++r) {
+    nlohmann::json rank = folded["ranks"][r];
+    EXPECT_EQ(rank.contains("mirror_of"), r >= 32);
+    rank.erase("mirror_of");
+    EXPECT_EQ(rank, unfolded["ranks"][r]) << "rank " << r;
+  }
+  const auto what = [](const nlohmann::json& report) {
+    std::multiset<std::string> done;
+    for (const auto& c : report["collectives"])
+      done.insert(c["op"].dump() + " " + c["bytes"].dump() + " x" + c["calls"].dump() + " " +
+                  c["time_us"].dump());
+    return done;
+  };
+  EXPECT_EQ(what(folded), what(unfolded));
+}
+
+// What folding cannot take is refused up front with a clear error: a mesh that does not fit
+// the world, a fold axis other than dp.
 TEST(ExamplesRunTest, FoldingErrorsNameWhatCannotBeFolded) {
   const auto [status, out] = myriad::testing::RunCommand(
-      std::string(MYRIAD_BINARY) +
-      " run tests/examples/data/h100-2-nodes.toml --fold dp --mesh tp=2,pp=2,dp=4 --timeout 60 "
-      "-- " +
-      MYRIAD_TP_PP_TOY + " --tp 2 --pp 2 2>&1");
-  EXPECT_EQ(status, 1) << out;
-  EXPECT_THAT(out, HasSubstr("ncclCommSplit under rank folding is not supported yet"));
-  const auto [mesh_status, mesh_out] = myriad::testing::RunCommand(
       std::string(MYRIAD_BINARY) + " run tests/examples/data/h100-2-nodes.toml --fold dp --mesh " +
       "tp=3,dp=4 -- " + MYRIAD_DDP_TRAIN + " 2>&1");
-  EXPECT_EQ(mesh_status, 2) << mesh_out;
-  EXPECT_THAT(mesh_out, HasSubstr("mesh 'tp=3,dp=4' has 12 ranks, the world has 16"));
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_THAT(out, HasSubstr("mesh 'tp=3,dp=4' has 12 ranks, the world has 16"));
+  const auto [tp_status, tp_out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run tests/examples/data/h100-2-nodes.toml --fold tp -- " +
+      MYRIAD_DDP_TRAIN + " 2>&1");
+  EXPECT_EQ(tp_status, 2) << tp_out;
+  EXPECT_THAT(tp_out, HasSubstr("only the data-parallel axis (dp) can be folded for now"));
 }
 
 // A recorded live run (communicators made and destroyed, NCCL collectives, cuBLAS GEMMs)

@@ -167,6 +167,8 @@ class NameTable {
  public:
   NameTable() { Intern(""); }
   NameId Intern(std::string_view name);
+  // The id of a name already interned, or 0 (the empty name's) when it has none.
+  NameId Find(std::string_view name) const;
   const std::string& Name(NameId id) const { return names_[id]; }
   std::size_t size() const { return names_.size(); }
 

@@ -49,6 +49,8 @@ class OpSource {
   virtual void SetWakeup(std::function<void()> wakeup) { (void)wakeup; }
   // Rank folding: the live rank whose op stream this one replays, or -1 (it runs itself).
   virtual int mirror_of() const { return -1; }
+  // Rank folding: the data-parallel replica the rank belongs to (0: the live one).
+  virtual int replica() const { return 0; }
   // Called after an op with `wants_reply`, with what the process must be told.
   virtual void Reply(const Op& op, const OpReply& reply) {
     (void)op;
