@@ -234,6 +234,11 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
           "--fold starts the live processes itself: not under mpirun or torchrun yet (use "
           "--env torchrun or slurm with the program as the command)");
     launch.live_processes = plan->live;
+    // Beyond 128 ranks PyTorch makes its NCCL communicators with one unique id per 128 ranks,
+    // each from a rank of its own (ncclCommInitRankScalable), and those ranks are mirrors:
+    // with one root, rank 0 makes the only id.
+    if (std::getenv("TORCH_NCCL_RANKS_PER_ROOT") == nullptr)
+      launch.extra_env["TORCH_NCCL_RANKS_PER_ROOT"] = std::to_string(plan->world);
   }
   launch.processes = processes;
   launch.devices_per_process = devices;

@@ -180,6 +180,10 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
   // Under mpirun the shim takes its index from OMPI_COMM_WORLD_RANK.
   if (o.env != LaunchEnv::kMpi) env["MYRIAD_PROCESS"] = std::to_string(process);
   env["MYRIAD_DEVICES"] = std::to_string(visible);
+  // Rank folding: how many of the world's ranks run (Python's hook sizes torch's rendezvous
+  // for them, interpose/python/sitecustomize.py).
+  if (o.live_processes > 0 && o.live_processes < o.processes)
+    env["MYRIAD_FOLD_LIVE"] = std::to_string(o.live_processes);
   env["MYRIAD_NODE"] = std::to_string(node);
   const char* library_path = std::getenv("LD_LIBRARY_PATH");
   env["LD_LIBRARY_PATH"] =

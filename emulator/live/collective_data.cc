@@ -252,9 +252,27 @@ Result<std::vector<CollectiveData::Answer>> CollectiveData::AddCollective(const 
       return Status::InvalidArgument(
           fmt::format("{}: rank {} joined twice (a live process took the place of a mirror)", call,
                       mirror->rank));
-    theirs = {true, bytes, nullptr, 0, 0, h.time_ps};
+    std::string mirrors = bytes;
+    const std::size_t expected = SendElements(h, mirror->rank) * size;
+    if (expected == 0) {
+      mirrors.clear();  // a rooted call's non-root: it sends nothing
+    } else if (mirrors.size() != expected) {
+      // The mirror is the root of a rooted call its source is not (a group of broadcasts
+      // that gathers, one per root): it sends what its source sent as the root of such a
+      // call, since the replicas hold the same.
+      auto it = root_bytes_.find({comm, h.coll, h.count, h.dtype});
+      if (it == root_bytes_.end() || it->second.size() != expected)
+        return Status::InvalidArgument(fmt::format(
+            "{}: its root, rank {}, is a mirror of rank {} (rank folding), which has not sent "
+            "the data of such a call as a root: Myriad cannot tell what the mirror sends",
+            call, mirror->rank, h.rank));
+      mirrors = it->second;
+    }
+    theirs = {true, std::move(mirrors), nullptr, 0, 0, h.time_ps};
     ++c.arrived;
   }
+  if (fold_.folded() && Rooted(h.coll) && h.root == h.rank)
+    root_bytes_[{comm, h.coll, h.count, h.dtype}] = bytes;
   if (c.arrived < h.nranks) return std::vector<Answer>{};
 
   // Everyone is here: each rank's part of the result.

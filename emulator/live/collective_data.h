@@ -79,6 +79,10 @@ class CollectiveData {
                                               std::string bytes, Peer from);
 
   FoldPlan fold_;
+  // Folding: what a live rank last sent as the root of a rooted call, by (communicator,
+  // collective, count, type), for the calls whose root is a mirror.
+  std::map<std::tuple<std::string, std::uint8_t, std::uint64_t, std::uint8_t>, std::string>
+      root_bytes_;
   std::map<std::pair<std::string, std::uint64_t>, Collective> collectives_;
   // (communicator, sender, receiver, n-th message between them)
   std::map<std::tuple<std::string, int, int, std::uint64_t>, Message> messages_;

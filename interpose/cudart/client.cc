@@ -1,6 +1,7 @@
 #include "cudart/client.h"
 
 #include <dlfcn.h>
+#include <poll.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -578,17 +579,10 @@ int Exchange(ClientTable::DataCall* calls, int n) {
   std::lock_guard<RawMutex> lock(t.mu);
   SendBatch(t);  // its ops first: the peers' may wait on them
   if (!Connected(t)) return 1;
-  for (int i = 0; i < n; ++i) {
-    calls[i].header.tag = static_cast<std::uint32_t>(i);
-    calls[i].header.thread = t.index;
-    calls[i].header.time_ps = t.clock_ps.load();
-    if (!t.client.SendData(calls[i].header, calls[i].comm, calls[i].send)) RunEnded(t);
-    waiting += calls[i].header.kind != wire::DataKind::kSend;
-  }
   // Myriad holds no virtual time for the thread while it waits (a peer may first need this
   // thread's GPU to get further: a rank that synchronises before its matching call); it
   // resumes at the latest member's clock, which no virtual time has passed.
-  while (waiting > 0) {
+  const auto read_answer = [&] {
     wire::DataReply reply;
     std::string bytes, fatal;
     if (!t.client.ReadData(reply, &bytes, &fatal)) RunEnded(t, std::move(fatal));
@@ -596,14 +590,29 @@ int Exchange(ClientTable::DataCall* calls, int n) {
     RaiseClock(t, reply.time_ps);
     if (reply.tag >= static_cast<std::uint32_t>(n)) {
       status = 1;
-      continue;
+      return;
     }
     ClientTable::DataCall& c = calls[reply.tag];
     if (reply.status != 0 || bytes.size() != c.recv_bytes)
       status = 1;
     else if (c.recv_bytes > 0)
       std::memcpy(c.recv, bytes.data(), c.recv_bytes);
+  };
+  // Answers already there (a group's earlier calls) are read between sends, so that neither
+  // side fills the socket while the other writes (a group of a thousand broadcasts).
+  const auto answer_waiting = [&] {
+    pollfd p{t.client.fd(), POLLIN, 0};
+    return ::syscall(SYS_poll, &p, 1, 0) > 0;  // the system call: the preload's would report
+  };
+  for (int i = 0; i < n; ++i) {
+    calls[i].header.tag = static_cast<std::uint32_t>(i);
+    calls[i].header.thread = t.index;
+    calls[i].header.time_ps = t.clock_ps.load();
+    if (!t.client.SendData(calls[i].header, calls[i].comm, calls[i].send)) RunEnded(t);
+    waiting += calls[i].header.kind != wire::DataKind::kSend;
+    while (waiting > 0 && answer_waiting()) read_answer();
   }
+  while (waiting > 0) read_answer();
   Raise(process_time, t.clock_ps.load());
   return status;
 }

@@ -111,15 +111,40 @@ def _wrap_object_collectives(c10d):
             setattr(c10d, name, wrap(function))
 
 
-class _PatchAfterImport(importlib.abc.MetaPathFinder):
-    """Wraps torch's object collectives once torch.distributed has imported them."""
+def _size_rendezvous_for_live_ranks(rendezvous):
+    """Rank folding (`myriad run --fold dp`): only the first replica's ranks run, so only they
+    connect to torch's TCPStore. Its server (on rank 0) waits until WORLD_SIZE workers have
+    connected; it is told to wait for the live ones. The process group keeps WORLD_SIZE."""
+    live = int(os.environ.get("MYRIAD_FOLD_LIVE", "0"))
+    original = getattr(rendezvous, "_create_c10d_store", None)
+    if live <= 0 or original is None:
+        return
 
-    _MODULE = "torch.distributed.distributed_c10d"
+    @functools.wraps(original)
+    def create_c10d_store(hostname, port, rank, world_size, timeout, *args, **kwargs):
+        return original(hostname, port, rank, min(world_size, live), timeout, *args, **kwargs)
+
+    rendezvous._create_c10d_store = create_c10d_store
+
+
+class _PatchAfterImport(importlib.abc.MetaPathFinder):
+    """Patches torch's modules as soon as each has run (before others import its names)."""
+
+    _PATCHES = {
+        "torch.distributed.distributed_c10d": _wrap_object_collectives,
+        "torch.distributed.rendezvous": _size_rendezvous_for_live_ranks,
+    }
+
+    def __init__(self):
+        self._pending = dict(self._PATCHES)
 
     def find_spec(self, fullname, path, target=None):
-        if fullname != self._MODULE:
+        patch = self._pending.pop(fullname, None)
+        if patch is None:
             return None
-        sys.meta_path.remove(self)
+        if not self._pending:
+            sys.meta_path.remove(self)
+        # Found by the other finders (this one no longer answers for the name).
         spec = importlib.util.find_spec(fullname)
         if spec is None or spec.loader is None:
             return spec
@@ -128,7 +153,7 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder):
 
         def exec_module(module):
             original_exec(module)
-            _wrap_object_collectives(module)
+            patch(module)
 
         loader.exec_module = exec_module
         return spec

@@ -122,6 +122,33 @@ INSTANTIATE_TEST_SUITE_P(
         Script{"tp_dp_mesh_4_ranks", "dgx-h100.toml", 4, "examples/pytorch/tp_dp_mesh.py"}),
     [](const ::testing::TestParamInfo<Script>& p) { return std::string(p.param.name); });
 
+// Rank folding (--fold dp): DDP on 8 ranks from one live process predicts what 8 processes
+// do, every figure of the report: torch's rendezvous waits for the live ranks only, its
+// parameter checks across ranks get the mirrors' data from the live rank's.
+TEST(TorchFold, AFoldedDdpRunEqualsTheUnfoldedOne) {
+  const std::string python = Python();
+  if (python.empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
+  nlohmann::json reports[2];
+  for (int folded = 0; folded < 2; ++folded) {
+    const std::string report =
+        ::testing::TempDir() + "/torch_fold" + std::to_string(folded) + ".json";
+    const auto [status, out] = myriad::testing::RunCommand(
+        std::string(MYRIAD_BINARY) + " run scenarios/dgx-h100.toml" + (folded ? " --fold dp" : "") +
+        " --iteration-marker 'Train step' --timeout 300 --report " + report + " -- " + python +
+        " examples/pytorch/ddp.py --steps 5 --layers 2 2>&1");
+    ASSERT_EQ(status, 0) << out;
+    reports[folded] = nlohmann::json::parse(ReadFile(report));
+  }
+  nlohmann::json& folded = reports[1];
+  ASSERT_EQ(folded["ranks"].size(), 8u);
+  for (auto& rank : folded["ranks"]) {
+    EXPECT_EQ(rank.value("mirror_of", 0), 0);
+    rank.erase("mirror_of");
+  }
+  folded["notes"].erase(folded["notes"].size() - 1);  // the folding note
+  EXPECT_EQ(folded, reports[0]) << FirstDifference(folded, reports[0]);
+}
+
 // Small collectives carry real data: what a rank reads back after a broadcast or an all-reduce
 // of tensors it copied to the GPU is the true result (kernels are not run, so the tensors are
 // filled by copies from the host).
