@@ -243,6 +243,21 @@ TEST(ExamplesRunTest, AFoldedDdpRunEqualsTheUnfoldedOne) {
     EXPECT_EQ(flow_folded["ranks"][r]["end_time_us"], flow_unfolded["ranks"][r]["end_time_us"]);
 }
 
+// Folding at scale: 2,048 ranks on 256 nodes from one process, every rank in the report.
+TEST(ExamplesRunTest, AFoldedRunReportsEveryRank) {
+  const std::string report = ::testing::TempDir() + "myriad_fold_2048.json";
+  const auto [status, out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run scenarios/h100-x1024.toml --processes 2048 --fold dp " +
+      "--timeout 300 --report " + report + " -- " + MYRIAD_DDP_TRAIN + " 2>&1");
+  ASSERT_EQ(status, 0) << out;
+  const nlohmann::json json = ReadJson(report);
+  EXPECT_EQ(json["world_size"], 2048);
+  ASSERT_EQ(json["ranks"].size(), 2048u);
+  for (int r = 1; r < 2048; ++r) EXPECT_EQ(json["ranks"][r]["mirror_of"], 0) << r;
+  EXPECT_EQ(json["ranks"][2047]["ops"], json["ranks"][0]["ops"]);
+  EXPECT_THAT(out, HasSubstr("ddp_train: 2048 rank(s)"));
+}
+
 // tp_pp_toy as TP 8 x PP 4 x DP 4 (128 ranks) from its 32 live processes, its three
 // ncclCommSplit groups inferred (TP and PP groups inside each replica, DP groups across
 // them), predicts what 128 processes do: the iteration time and every rank's figures. The
