@@ -2,6 +2,8 @@
 // mirror joins in its source's place (docs/run.md, "Folding").
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>

@@ -308,13 +308,17 @@ class MirrorSource : public OpSource {
   int replica() const override { return plan_.replica_of(rank_); }
 
  private:
+  // The name of its replica's copy of communicator `name` (the engine names a split's
+  // per-replica children so too: SplitCommunicator).
+  std::string CopyName(const std::string& name) const {
+    return fmt::format("{}/replica{}", name, plan_.replica_of(rank_));
+  }
   // The communicator the mirror uses for its source's `comm`: its replica's copy (one it made,
   // or a split's child the engine made for its replica), or the same one.
   NameId Translated(NameId comm) {
     auto it = copies_.find(comm);
     if (it != copies_.end()) return it->second;
-    const NameId copy =
-        names_.Find(fmt::format("{}/replica{}", names_.Name(comm), plan_.replica_of(rank_)));
+    const NameId copy = names_.Find(CopyName(names_.Name(comm)));
     // A split's children exist once the split is done, before any op can use them.
     const NameId used = copy != 0 ? copy : comm;
     copies_.emplace(comm, used);
@@ -339,12 +343,8 @@ class MirrorSource : public OpSource {
                                                  plan_.source_of(rank_),
                                                  membership.status().message()));
     op.peer = membership->rank;
-    if (membership->own_copy && name.rfind("/split") != std::string::npos)
-      return Status::Unsupported(fmt::format(
-          "rank {} (a mirror of rank {}): communicator '{}' splits one the fold cannot infer",
-          rank_, plan_.source_of(rank_), name));
     if (membership->own_copy) {
-      const NameId copy = names_.Intern(fmt::format("{}/replica{}", name, plan_.replica_of(rank_)));
+      const NameId copy = names_.Intern(CopyName(name));
       copies_[op.comm] = copy;
       op.comm = copy;
     }
