@@ -137,7 +137,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<Script>& p) { return std::string(p.param.name); });
 
 // Rank folding (--fold dp): DDP on 8 ranks from one live process predicts what 8 processes
-// do, every figure of the report: torch's rendezvous waits for the live ranks only, its
+// do, every figure of its steps: torch's rendezvous waits for the live ranks only, its
 // parameter checks across ranks get the mirrors' data from the live rank's.
 TEST(TorchFold, AFoldedDdpRunEqualsTheUnfoldedOne) {
   const std::string python = Python();
@@ -160,7 +160,11 @@ TEST(TorchFold, AFoldedDdpRunEqualsTheUnfoldedOne) {
     rank.erase("mirror_of");
   }
   folded["notes"].erase(folded["notes"].size() - 1);  // the folding note
-  EXPECT_EQ(folded, reports[0]) << FirstDifference(folded, reports[0]);
+  // What two unfolded runs are held to (StepFigures): after the last step even two of them
+  // can differ by microseconds under load (issue 12, docs/pytorch.md), so the whole report
+  // is not a reproducible reference yet.
+  EXPECT_EQ(StepFigures(folded), StepFigures(reports[0])) << FirstDifference(folded, reports[0]);
+  EXPECT_EQ(folded["notes"], reports[0]["notes"]);
 }
 
 // Small collectives carry real data: what a rank reads back after a broadcast or an all-reduce
