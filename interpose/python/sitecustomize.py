@@ -111,11 +111,44 @@ def _wrap_object_collectives(c10d):
             setattr(c10d, name, wrap(function))
 
 
+def _live_ranks():
+    """Under rank folding, the ranks that run as processes: 0..live-1 (0: not folded)."""
+    return int(os.environ.get("MYRIAD_FOLD_LIVE", "0"))
+
+
+def _count_live_members_in_store_barriers(c10d):
+    """Rank folding: torch's store-based barrier (after init_process_group and new_group when
+    TORCH_DIST_INIT_BARRIER=1) waits until every member of the group has added itself to a
+    key in the TCPStore, but only the live members run. It is told to wait for those: the
+    members of the group (its ranks, or the world) below MYRIAD_FOLD_LIVE."""
+    live = _live_ranks()
+    original = getattr(c10d, "_store_based_barrier", None)
+    if live <= 0 or original is None:
+        return
+
+    @functools.wraps(original)
+    def store_based_barrier(rank, store, group_name, rendezvous_count, *args, **kwargs):
+        members = range(rendezvous_count)  # the world's ranks
+        for group, name in c10d._world.pg_names.items():
+            ranks = c10d._world.pg_group_ranks.get(group)
+            if name == group_name and ranks is not None and len(ranks) == rendezvous_count:
+                members = ranks.keys()  # global ranks of a group synchronised locally
+        count = sum(1 for member in members if member < live)
+        return original(rank, store, group_name, count, *args, **kwargs)
+
+    c10d._store_based_barrier = store_based_barrier
+
+
+def _patch_c10d(c10d):
+    _wrap_object_collectives(c10d)
+    _count_live_members_in_store_barriers(c10d)
+
+
 def _size_rendezvous_for_live_ranks(rendezvous):
     """Rank folding (`myriad run --fold dp`): only the first replica's ranks run, so only they
     connect to torch's TCPStore. Its server (on rank 0) waits until WORLD_SIZE workers have
     connected; it is told to wait for the live ones. The process group keeps WORLD_SIZE."""
-    live = int(os.environ.get("MYRIAD_FOLD_LIVE", "0"))
+    live = _live_ranks()
     original = getattr(rendezvous, "_create_c10d_store", None)
     if live <= 0 or original is None:
         return
@@ -131,7 +164,7 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder):
     """Patches torch's modules as soon as each has run (before others import its names)."""
 
     _PATCHES = {
-        "torch.distributed.distributed_c10d": _wrap_object_collectives,
+        "torch.distributed.distributed_c10d": _patch_c10d,
         "torch.distributed.rendezvous": _size_rendezvous_for_live_ranks,
     }
 

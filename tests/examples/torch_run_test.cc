@@ -142,35 +142,72 @@ INSTANTIATE_TEST_SUITE_P(
         Script{"tp_dp_mesh_4_ranks", "dgx-h100.toml", 4, "examples/pytorch/tp_dp_mesh.py"}),
     [](const ::testing::TestParamInfo<Script>& p) { return std::string(p.param.name); });
 
-// Rank folding (--fold dp): DDP on 8 ranks from one live process predicts what 8 processes
-// do, every figure of its steps: torch's rendezvous waits for the live ranks only, its
-// parameter checks across ranks get the mirrors' data from the live rank's.
-TEST(TorchFold, AFoldedDdpRunEqualsTheUnfoldedOne) {
+// A folded run (`live` processes) and an unfolded one (8) of `script` (arguments after the
+// interpreter) on dgx-h100.toml: their reports, the folded one with what folding adds taken
+// out (its ranks' mirror_of, checked, and its note). `env` goes before both commands.
+std::pair<nlohmann::json, nlohmann::json> FoldedAndUnfolded(const std::string& env,
+                                                            const std::string& fold, int live,
+                                                            const std::string& script) {
   const std::string python = Python();
-  if (python.empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
   nlohmann::json reports[2];
   for (int folded = 0; folded < 2; ++folded) {
     const std::string report =
         ::testing::TempDir() + "/torch_fold" + std::to_string(folded) + ".json";
     const auto [status, out] = myriad::testing::RunCommand(
-        std::string(MYRIAD_BINARY) + " run scenarios/dgx-h100.toml" + (folded ? " --fold dp" : "") +
+        env + " " + std::string(MYRIAD_BINARY) + " run scenarios/dgx-h100.toml" +
+        (folded ? " " + fold : " --processes 8") +
         " --iteration-marker 'Train step' --timeout 300 --report " + report + " -- " + python +
-        " examples/pytorch/ddp.py --steps 5 --layers 2 2>&1");
-    ASSERT_EQ(status, 0) << out;
+        " " + script + " 2>&1");
+    EXPECT_EQ(status, 0) << out;
+    if (status != 0) return {};
     reports[folded] = nlohmann::json::parse(ReadFile(report));
   }
   nlohmann::json& folded = reports[1];
-  ASSERT_EQ(folded["ranks"].size(), 8u);
+  EXPECT_EQ(folded["ranks"].size(), 8u);
   for (auto& rank : folded["ranks"]) {
-    EXPECT_EQ(rank.value("mirror_of", 0), 0);
+    const int source = rank["rank"].get<int>() % live;  // a live rank mirrors nobody
+    EXPECT_EQ(rank.value("mirror_of", source), source);
     rank.erase("mirror_of");
   }
   folded["notes"].erase(folded["notes"].size() - 1);  // the folding note
+  if (folded["notes"].empty()) folded.erase("notes");
+  return {reports[0], folded};
+}
+
+// Rank folding (--fold dp): DDP on 8 ranks from one live process predicts what 8 processes
+// do, every figure of its steps: torch's rendezvous waits for the live ranks only, and so does
+// its store-based barrier after init_process_group (TORCH_DIST_INIT_BARRIER=1); its parameter
+// checks across ranks get the mirrors' data from the live rank's.
+TEST(TorchFold, AFoldedDdpRunEqualsTheUnfoldedOne) {
+  if (Python().empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
+  const auto [unfolded, folded] = FoldedAndUnfolded("TORCH_DIST_INIT_BARRIER=1", "--fold dp", 1,
+                                                    "examples/pytorch/ddp.py --steps 5 --layers 2");
+  if (folded.is_null()) return;
   // What two unfolded runs are held to (StepFigures): after the last step even two of them
   // can differ by microseconds under load (issue 12, docs/pytorch.md), so the whole report
   // is not a reproducible reference yet.
-  EXPECT_EQ(StepFigures(folded), StepFigures(reports[0])) << FirstDifference(folded, reports[0]);
-  EXPECT_EQ(folded["notes"], reports[0]["notes"]);
+  EXPECT_EQ(StepFigures(folded), StepFigures(unfolded)) << FirstDifference(folded, unfolded);
+  EXPECT_EQ(folded["notes"], unfolded["notes"]);
+}
+
+// A 2-D DeviceMesh (TP 2 x DP 4) from the two processes of the first data-parallel replica:
+// DeviceMesh splits the world (ncclCommSplit) into TP and DP groups, and the mirrors join
+// their replica's TP group and the DP groups across the replicas. The figures are the 8
+// processes' run; only the mirrors' TP groups are named after their replicas.
+TEST(TorchFold, AFoldedDeviceMeshRunEqualsTheUnfoldedOne) {
+  if (Python().empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
+  auto [unfolded, folded] =
+      FoldedAndUnfolded("", "--fold dp --mesh tp=2,dp=4", 2, "examples/pytorch/tp_dp_mesh.py");
+  if (folded.is_null()) return;
+  ASSERT_EQ(folded["collectives"].size(), unfolded["collectives"].size());
+  for (size_t i = 0; i < folded["collectives"].size(); ++i) {
+    const std::string name = folded["collectives"][i]["comm"];
+    EXPECT_THAT(name, ::testing::AnyOf(::testing::Eq(unfolded["collectives"][i]["comm"]),
+                                       ::testing::HasSubstr("/replica")));
+    folded["collectives"][i]["comm"] = unfolded["collectives"][i]["comm"];
+  }
+  EXPECT_EQ(StepFigures(folded), StepFigures(unfolded)) << FirstDifference(folded, unfolded);
+  EXPECT_EQ(folded["notes"], unfolded["notes"]);
 }
 
 // Small collectives carry real data: what a rank reads back after a broadcast or an all-reduce
