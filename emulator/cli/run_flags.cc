@@ -1,7 +1,9 @@
 #include "cli/run_flags.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <ostream>
@@ -21,10 +23,15 @@ std::optional<double> ParseNumber(const std::string& text) {
 }  // namespace
 
 bool WriteFile(const std::string& path, const std::string& text, std::ostream& err) {
+  // Opened in place, never replaced: a FIFO or /dev/stdout is written into, a link's file gets
+  // the text and the link stays.
+  errno = 0;
   std::ofstream file(path, std::ios::binary);
   file << text;
+  file.close();
   if (!file) {
-    err << "myriad: error: cannot write " << path << "\n";
+    err << "myriad: error: cannot write " << path
+        << (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()) << "\n";
     return false;
   }
   return true;

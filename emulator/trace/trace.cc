@@ -2,6 +2,7 @@
 #include "myriad/emulator/trace.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -85,12 +86,11 @@ Result<std::unique_ptr<Workload>> OpenTrace(const std::string& path) {
 
 namespace trace_internal {
 
-AtomicFile::AtomicFile(std::string path)
-    : path_(std::move(path)), temp_path_(fmt::format("{}.tmp{}", path_, ::getpid())) {}
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(path_) {}
 
 AtomicFile::~AtomicFile() {
   if (file_ != nullptr) std::fclose(file_);
-  if (!committed_) std::remove(temp_path_.c_str());
+  if (!committed_ && !temp_path_.empty()) std::remove(temp_path_.c_str());
 }
 
 Status AtomicFile::Error(const std::string& what) const {
@@ -98,18 +98,40 @@ Status AtomicFile::Error(const std::string& what) const {
 }
 
 Status AtomicFile::Open() {
+  // A link stays; the file it names is written (made, if it does not exist yet).
+  struct stat st {};
+  for (int hops = 0; ::lstat(target_.c_str(), &st) == 0 && S_ISLNK(st.st_mode); ++hops) {
+    std::error_code ec;
+    const fs::path named = fs::read_symlink(target_, ec);
+    if (ec || hops == 40)
+      return Status::InvalidArgument(fmt::format("{}: cannot follow the link", path_));
+    target_ = (named.is_absolute() ? named : fs::path(target_).parent_path() / named).string();
+  }
+  const bool exists = ::stat(target_.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode))
+    return Status::InvalidArgument(fmt::format("{}: is a directory", path_));
+  if (exists && !S_ISREG(st.st_mode)) return Status::Ok();  // written into at Commit
+  temp_path_ = fmt::format("{}.tmp{}", target_, ::getpid());
   file_ = std::fopen(temp_path_.c_str(), "wb");
   if (file_ == nullptr) return Error("cannot create trace file");
   return Status::Ok();
 }
 
 Status AtomicFile::Write(const void* data, std::size_t size) {
-  if (size != 0 && std::fwrite(data, 1, size, file_) != size) return Error("cannot write");
+  if (file_ == nullptr)
+    buffered_.append(static_cast<const char*>(data), size);
+  else if (size != 0 && std::fwrite(data, 1, size, file_) != size)
+    return Error("cannot write");
   size_ += size;
   return Status::Ok();
 }
 
 Status AtomicFile::WriteAt(std::uint64_t offset, const void* data, std::size_t size) {
+  if (file_ == nullptr) {
+    if (offset + size > buffered_.size()) return Status::Internal("a write past the end");
+    buffered_.replace(offset, size, static_cast<const char*>(data), size);
+    return Status::Ok();
+  }
   if (std::fflush(file_) != 0) return Error("cannot write");
   if (std::fseek(file_, static_cast<long>(offset), SEEK_SET) != 0) return Error("cannot seek");
   if (std::fwrite(data, 1, size, file_) != size) return Error("cannot write");
@@ -118,10 +140,21 @@ Status AtomicFile::WriteAt(std::uint64_t offset, const void* data, std::size_t s
 }
 
 Status AtomicFile::Commit() {
+  if (temp_path_.empty()) {
+    // Into the FIFO or device itself, in order, never replacing it.
+    std::FILE* out = std::fopen(target_.c_str(), "wb");
+    if (out == nullptr) return Error("cannot open for writing");
+    const bool written =
+        std::fwrite(buffered_.data(), 1, buffered_.size(), out) == buffered_.size();
+    if (std::fclose(out) != 0 || !written) return Error("cannot write");
+    committed_ = true;
+    return Status::Ok();
+  }
   const int closed = std::fclose(file_);
   file_ = nullptr;
   if (closed != 0) return Error("cannot write");
-  if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) return Error("cannot rename into place");
+  if (std::rename(temp_path_.c_str(), target_.c_str()) != 0)
+    return Error("cannot rename into place");
   committed_ = true;
   return Status::Ok();
 }

@@ -61,8 +61,12 @@ inline bool IsTraceCollective(netmodel::CollectiveOp op) {
 Result<std::unique_ptr<Workload>> OpenJsonlTrace(const std::string& path, std::string text);
 Result<std::unique_ptr<Workload>> OpenBinaryTrace(const std::string& path);
 
-// Writes `bytes` to a temporary file next to `path`, then renames it onto `path`, so that a
-// failed conversion never leaves a half-written trace behind.
+// Where a trace is written. A regular file (or a new one) is written to a temporary file
+// next to it, then renamed onto it, so a failed conversion never leaves a half-written trace
+// behind; a symbolic link gets the same done to the file it names (the link stays). Anything
+// else (a FIFO, /dev/stdout, /dev/null) is written into, never replaced: the bytes are kept
+// in memory and written in order at Commit, since such a file cannot seek. A directory is
+// refused.
 class AtomicFile {
  public:
   explicit AtomicFile(std::string path);
@@ -78,9 +82,11 @@ class AtomicFile {
 
  private:
   Status Error(const std::string& what) const;
-  std::string path_;
-  std::string temp_path_;
+  std::string path_;         // as given, for messages
+  std::string target_;       // the file written: path_, or what its link names
+  std::string temp_path_;    // empty when writing into a file that is not regular
   std::FILE* file_ = nullptr;
+  std::string buffered_;     // what goes into a file that is not regular, at Commit
   std::uint64_t size_ = 0;
   bool committed_ = false;
 };

@@ -2,8 +2,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -173,6 +177,49 @@ TEST(TraceCommandTest, ConvertsToBinaryAndBackWithTheSamePrediction) {
   EXPECT_EQ(body(original.out), body(from_binary.out));
   EXPECT_EQ(body(original.out), body(from_jsonl.out));
   EXPECT_EQ(Call(RunTrace, {"convert", kOverlap}).status, kExitBadInput);
+}
+
+// An output that is not a regular file is written into, never replaced: a FIFO gets the
+// trace (read by whoever reads it), a symbolic link keeps pointing at the file it names, which
+// gets the trace, and /dev/null stays a device; a directory is refused.
+TEST(TraceCommandTest, OutputsThatAreNotRegularFilesAreWrittenIntoNotReplaced) {
+  const std::string reference = TempPath("reference.mtrace");
+  ASSERT_EQ(Call(RunTrace, {"convert", kOverlap, reference}).status, 0);
+  const std::string expected = ReadFile(reference);
+
+  const std::string fifo = TempPath("fifo");
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto read = std::async(std::launch::async, [&] { return ReadFile(fifo); });
+  EXPECT_EQ(Call(RunTrace, {"convert", kOverlap, fifo}).status, 0);
+  EXPECT_EQ(read.get(), expected);
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+
+  for (const char* format : {"binary", "jsonl"}) {
+    const std::string target = TempPath(std::string("target.") + format);
+    const std::string link = TempPath(std::string("link.") + format);
+    std::remove(target.c_str());
+    std::remove(link.c_str());
+    ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);  // dangling until written
+    const std::string input = std::string(format) == "binary" ? kOverlap : reference;
+    ASSERT_EQ(Call(RunTrace, {"convert", input, link}).status, 0);
+    ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISLNK(st.st_mode)) << format;
+    EXPECT_FALSE(ReadFile(target).empty()) << format;
+    ASSERT_EQ(Call(RunTrace, {"convert", input, link}).status, 0);  // over an existing target
+    ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISLNK(st.st_mode)) << format;
+  }
+
+  EXPECT_EQ(Call(RunTrace, {"convert", kOverlap, "/dev/null"}).status, 0);
+  ASSERT_EQ(::lstat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+
+  const auto directory = Call(RunTrace, {"convert", kOverlap, ::testing::TempDir()});
+  EXPECT_EQ(directory.status, kExitFailure);
+  EXPECT_THAT(directory.err, HasSubstr("is a directory"));
 }
 
 }  // namespace
