@@ -11,6 +11,12 @@ namespace myriad::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitBadInput = 2;
+// A bug in Myriad (a fatal signal, an uncaught exception) or memory running out: EX_SOFTWARE.
+inline constexpr int kExitInternalError = 70;
+
+// Makes a fatal signal or an uncaught exception end the process with one line on stderr and
+// kExitInternalError (cli/last_resort.cc).
+void InstallLastResort();
 
 // `myriad check SCENARIO`: prints the resolved cluster and where each number came from.
 int RunCheck(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

@@ -16,7 +16,12 @@ struct Tile {
 };
 constexpr Tile kTiles[] = {{256, 128}, {128, 128}};
 
-std::int64_t CeilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+// For a >= 0, b > 0, without overflowing near INT64_MAX.
+std::int64_t CeilDiv(std::int64_t a, std::int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
+// Beyond this many output tiles a GEMM runs so many waves that the last one's fill no longer
+// matters (and products of tile counts could overflow): its wave efficiency is 1.
+constexpr std::int64_t kManyTiles = std::int64_t{1} << 50;
 
 // A copy: fixed latency plus bytes at the link's rate.
 double CopySeconds(std::uint64_t bytes, double bandwidth) {
@@ -91,15 +96,19 @@ GemmEstimate EstimateGemm(const GemmShape& gemm, const netmodel::GpuSpec& gpu) {
     for (const Tile& tile : kTiles) {
       const std::int64_t tm = m >= n ? tile.major : tile.minor;
       const std::int64_t tn = m >= n ? tile.minor : tile.major;
-      const std::int64_t tiles = CeilDiv(m, tm) * CeilDiv(n, tn) * batch;
+      std::int64_t tiles = 0;
+      const bool many = __builtin_mul_overflow(CeilDiv(m, tm), CeilDiv(n, tn), &tiles) ||
+                        __builtin_mul_overflow(tiles, batch, &tiles) || tiles > kManyTiles;
       std::int64_t split = 1;
-      if (tiles < sms) split = std::max<std::int64_t>(1, std::min(sms / tiles, k / kGemmMinSplitK));
-      const std::int64_t units = tiles * split;
+      if (!many && tiles < sms)
+        split = std::max<std::int64_t>(1, std::min(sms / tiles, k / kGemmMinSplitK));
+      const std::int64_t units = many ? kManyTiles : tiles * split;
       const double wave =
-          static_cast<double>(units) / static_cast<double>(CeilDiv(units, sms) * sms);
-      const double fill =
-          md * nd /
-          (static_cast<double>(CeilDiv(m, tm) * tm) * static_cast<double>(CeilDiv(n, tn) * tn));
+          many ? 1.0
+               : static_cast<double>(units) / static_cast<double>(CeilDiv(units, sms) * sms);
+      const double fill = md * nd /
+                          (static_cast<double>(CeilDiv(m, tm)) * static_cast<double>(tm) *
+                           static_cast<double>(CeilDiv(n, tn)) * static_cast<double>(tn));
       const double k_split = kd / static_cast<double>(split);
       const double k_factor = k_split / (k_split + kGemmKHalf);
       const double efficiency = kGemmCeiling * wave * fill * k_factor;
