@@ -410,6 +410,14 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
         "them, so values computed on the GPU (losses, checks) are not real (copies and small "
         "collectives move real bytes)",
         read));
+  // Work a thread enqueued behind virtual time started when the engine got to it, which follows
+  // real time: say so, since another run may then differ.
+  if (const emulator::RunResult& r = result.ok() ? *result : partial; r.late_ops > 0)
+    context.notes.push_back(fmt::format(
+        "{} device ops were enqueued by host threads whose clocks virtual time had already "
+        "passed (by up to {:.3f} us): they started when the engine reached them, which follows "
+        "real time, so another run may differ (docs/run.md, \"Host time\")",
+        r.late_ops, emulator::ToMicros(r.most_late)));
   if (plan->folded())
     context.notes.push_back(fmt::format(
         "rank folding (--fold dp, mesh {}): ranks 0-{} ran as processes; the other {} ranks "

@@ -115,7 +115,8 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
     return true;
   }
   if (a == "--max-queued-ops") {
-    if (number("a count of ops (0: unbounded)", &x)) o.max_queued_ops = static_cast<std::uint64_t>(x);
+    if (number("a count of ops (0: unbounded)", &x))
+      o.max_queued_ops = static_cast<std::uint64_t>(x);
     return true;
   }
   if (a == "--baseline") return file(&flags.baseline_path);

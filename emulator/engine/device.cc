@@ -136,8 +136,7 @@ void Simulation::ScheduleKernelEnd(int rank, int slot) {
   Stream& s = ranks_[static_cast<size_t>(rank)]->streams[static_cast<size_t>(slot)];
   const DeviceOp& d = s.queue.front();
   const double stretch = d.slowed ? 1.0 + options_.overlap_slowdown : 1.0;
-  const SimTime left =
-      static_cast<SimTime>(std::llround(static_cast<double>(d.remaining) * stretch));
+  const SimTime left = FromMicros(ToMicros(d.remaining) * stretch);
   events_.Push(now_ + left, EventType::kComplete, rank, slot, ++s.generation);
 }
 
@@ -221,6 +220,7 @@ void Simulation::Complete(int rank, int slot) {
   }
   s.queue.pop_front();
   ++s.completed;
+  s.last_completion = now_;
   s.head_started = false;
   Satisfy(rank, slot);
   TryStart(rank, slot);
@@ -252,6 +252,26 @@ void Simulation::WakeHost(Rank& r) {
   r.key->time = r.host;
   r.wake = true;
   r.cv.notify_one();
+}
+
+std::string Simulation::ClockBoundError(const Rank& r, int slot, const Op* host_op) const {
+  std::string where;
+  const Op* op = host_op;
+  if (op == nullptr && slot >= 0 && static_cast<size_t>(slot) < r.streams.size() &&
+      !r.streams[static_cast<size_t>(slot)].queue.empty())
+    op = &r.streams[static_cast<size_t>(slot)].queue.front().op;
+  if (op == nullptr)
+    where = "its host";
+  else if (op->kind == OpKind::kKernel)
+    where = fmt::format("kernel '{}'", names_.Name(op->name));
+  else if (IsComm(op->kind) && op->kind != OpKind::kGroupEnd)
+    where = Describe(*op);
+  else
+    where = fmt::format("a {} of {} bytes", ToString(op->kind), op->bytes);
+  return fmt::format(
+      "rank {}: virtual time passes Myriad's bound of 2^62 ps (about 53 days) at {}: a "
+      "duration, size or rate in the input is out of range",
+      r.id, where);
 }
 
 }  // namespace myriad::emulator::engine

@@ -165,9 +165,13 @@ Status Simulation::Run() {
       }
       if (next_event != kNever && next_event <= next_rank) {
         const Event e = events_.Pop();
+        Rank& r = *ranks_[static_cast<size_t>(e.rank)];
+        if (e.time >= kMaxSimTime) {
+          Fail(Status::InvalidArgument(ClockBoundError(r, e.slot)));
+          break;
+        }
         now_ = e.time;
         SetLogTime(now_);
-        Rank& r = *ranks_[static_cast<size_t>(e.rank)];
         switch (e.type) {
           case EventType::kStart:
             r.streams[static_cast<size_t>(e.slot)].start_scheduled = false;
@@ -334,6 +338,8 @@ RunResult Simulation::Collect() {
       rr.exposed_by_comm.emplace_back(names_.Name(comm), time);
     result.total_time = std::max(result.total_time, r.host);
     result.simulated_ops += r.ops;
+    result.late_ops = late_ops_;
+    result.most_late = most_late_;
     markers = std::max(markers, r.iteration_markers.size());
     result.ranks.push_back(rr);
   }

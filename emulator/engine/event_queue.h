@@ -1,5 +1,8 @@
 // The discrete-event queue, ordered by (time, sequence): events at the same virtual time run
-// in the order they were scheduled, which keeps every run identical.
+// in the order they were scheduled, which keeps every run identical. A live thread's poll is
+// the exception: it is answered after every other event of its time, including those the
+// events of that time schedule (a record that completes when the kernel before it does), so
+// its answer says what is done at that time whenever in real time the poll arrived.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +47,9 @@ class EventQueue {
  private:
   struct Later {
     bool operator()(const Event& a, const Event& b) const {
-      return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+      if (a.time != b.time) return a.time > b.time;
+      const bool a_poll = a.type == EventType::kPoll, b_poll = b.type == EventType::kPoll;
+      return a_poll != b_poll ? a_poll : a.seq > b.seq;
     }
   };
   std::priority_queue<Event, std::vector<Event>, Later> heap_;

@@ -62,6 +62,10 @@ Status Simulation::Enqueue(Rank& r, const Op& op, std::vector<Op> group) {
   if (limit > 0 && s.enqueued - s.completed >= limit)
     WaitStream(r, slot, s.enqueued - limit + 1, "launch queue full");
   r.host += options_.api_call_cost;
+  if (r.host < now_) {  // a live thread behind virtual time (RunResult::late_ops)
+    ++late_ops_;
+    most_late_ = std::max(most_late_, now_ - r.host);
+  }
   DeviceOp d;
   d.op = op;
   d.enqueued = r.host;
@@ -289,17 +293,40 @@ Status Simulation::StartPoll(Rank& r, const Op& op) {
   poll.rank = r.id;
   poll.advance = op.repeated_poll;
   if (Status st = QueryTarget(r, op, &poll.slot, &poll.index); !st.ok()) return st;
-  // Work already complete stays complete: the answer is "ready" at the thread's time.
-  if (r.streams[static_cast<size_t>(poll.slot)].completed >= poll.index) {
-    reply.value = 1;
+  // The answer is what is done at the thread's time, whenever in real time the poll arrived:
+  // work that completed then or before is ready; work the loop saw complete only after it, or
+  // not yet although the loop is past that time, is not (a repeated poll is answered at the
+  // work's completion, or at the stream's next one).
+  const Stream& s = r.streams[static_cast<size_t>(poll.slot)];
+  const SimTime at = reply.host_time;
+  if (s.completed >= poll.index) {
+    SimTime done = 0;  // an event never recorded is complete
+    if (op.kind == OpKind::kStreamQuery) {
+      done = poll.index == 0 ? 0 : s.last_completion;
+    } else if (auto it = r.record_times.find(op.event); it != r.record_times.end()) {
+      done = it->second;
+    }
+    reply.value = done <= at ? 1 : 0;
+    if (reply.value == 0 && poll.advance) reply.host_time = done;
+    r.source->Reply(op, reply);
+    return Status::Ok();
+  }
+  if (now_ > at && !poll.advance) {
+    reply.value = 0;
     r.source->Reply(op, reply);
     return Status::Ok();
   }
   poll.handle = r.source->DeferReply();
   const std::uint64_t id = ++last_poll_;
+  if (now_ > at) poll.advance = false;  // the next completion answers it, ready or not
   polls_.emplace(id, poll);
-  // The answer at the thread's time needs every event up to it (the loop catches up).
-  events_.Push(std::max(reply.host_time, now_), EventType::kPoll, r.id, poll.slot, id);
+  if (now_ > at) {
+    // Not done at the thread's time: a repeated poll waits for the stream's next completion.
+    r.streams[static_cast<size_t>(poll.slot)].waiters.push_back({s.completed + 1, kPollWaiter, id});
+    return Status::Ok();
+  }
+  // The answer at the thread's time needs every event up to it, polls last (event_queue.h).
+  events_.Push(at, EventType::kPoll, r.id, poll.slot, id);
   return Status::Ok();
 }
 
@@ -492,6 +519,10 @@ void Simulation::RankMain(int rank) {
     r.reply = OpReply();
     if (Status st = Execute(r, op); !st.ok()) {
       Fail(st);
+      break;
+    }
+    if (r.host >= kMaxSimTime) {
+      Fail(Status::InvalidArgument(ClockBoundError(r, -1, &op)));
       break;
     }
     // A wait the run's failure ended did not succeed: the process hears why, not "done".

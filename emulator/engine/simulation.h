@@ -76,6 +76,7 @@ struct PendingPoll {
   std::uint64_t index = 0;   // ready once the stream has completed this many ops
   bool advance = false;      // "not ready" waits for the next completion
   std::uint64_t handle = 0;  // OpSource::DeferReply's
+  SimTime at = 0;            // the thread's time: the answer is what is done then
 };
 
 struct Stream {
@@ -84,6 +85,7 @@ struct Stream {
   RingQueue<DeviceOp> queue;
   std::uint64_t enqueued = 0;
   std::uint64_t completed = 0;
+  SimTime last_completion = 0;  // when its latest completed op completed
   bool head_started = false;
   bool start_scheduled = false;
   std::uint64_t generation = 0;  // bumped when the head's completion is rescheduled
@@ -245,6 +247,11 @@ class Simulation {
   Result<netmodel::CollectiveEstimate> TimeCollective(const Communicator& comm, const Op& call);
   std::string Describe(const Op& call) const;
   std::string DeadlockReport();
+  std::uint64_t late_ops_ = 0;
+  SimTime most_late_ = 0;
+  // The error for a time at or past kMaxSimTime: on rank r's stream `slot` (the op at its head)
+  // or, with `host_op`, on its host at that op.
+  std::string ClockBoundError(const Rank& r, int slot, const Op* host_op = nullptr) const;
 
   SimTime now() const { return now_; }
   void AddSlice(const Rank& r, std::int32_t track, std::string name, std::string category,

@@ -934,6 +934,11 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
           h.thread > 4096 || h.time_ps < 0)
         return Status::InvalidArgument("a malformed data frame");
       const std::string comm = payload.substr(offset, h.comm_length);
+      // One lock for the call and the answers it completes: the engine must never see every
+      // member waiting (holding nothing) when the last call has in fact just completed the
+      // exchange, or virtual time could pass the clock the members resume at.
+      std::optional<Result<std::vector<CollectiveData::Answer>>> answers;
+      std::set<int> resumed;
       {
         // A call that waits for its answer holds nothing until the answer comes.
         std::lock_guard<std::mutex> lock(server_.state().mu);
@@ -941,30 +946,28 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
             server_.state().processes[static_cast<size_t>(process_)].threads[h.thread];
         caller.time = std::max(caller.time, h.time_ps);
         if (h.kind != wire::DataKind::kSend) ++caller.exchanges;
-      }
-      auto answers =
-          server_.data().Add(h, comm, payload.substr(offset + h.comm_length), shared_from_this());
-      if (!answers.ok()) {
-        server_.CloseProcess(process_,
-                             fmt::format("process {}: {}", process_, answers.status().message()));
-        return Status::Ok();
-      }
-      std::set<int> resumed;
-      {
+        answers.emplace(server_.data().Add(h, comm, payload.substr(offset + h.comm_length),
+                                           shared_from_this()));
         // Each member answered runs again from the latest call's clock, before anything
         // lets virtual time pass it.
-        std::lock_guard<std::mutex> lock(server_.state().mu);
-        for (const CollectiveData::Answer& a : *answers) {
-          if (!a.to) continue;  // a mirror's: nobody waits for it
-          const int to = std::static_pointer_cast<Connection>(a.to)->process();
-          ProcessState::Thread& t =
-              server_.state().processes[static_cast<size_t>(to)].threads[a.thread];
-          t.exchanges = std::max(0, t.exchanges - 1);
-          t.time = std::max(t.time, a.time);
-          resumed.insert(to);
+        if (answers->ok()) {
+          for (const CollectiveData::Answer& a : **answers) {
+            if (!a.to) continue;  // a mirror's: nobody waits for it
+            const int to = std::static_pointer_cast<Connection>(a.to)->process();
+            ProcessState::Thread& t =
+                server_.state().processes[static_cast<size_t>(to)].threads[a.thread];
+            t.exchanges = std::max(0, t.exchanges - 1);
+            t.time = std::max(t.time, a.time);
+            resumed.insert(to);
+          }
         }
       }
-      for (const CollectiveData::Answer& a : *answers) {
+      if (!answers->ok()) {
+        server_.CloseProcess(process_,
+                             fmt::format("process {}: {}", process_, answers->status().message()));
+        return Status::Ok();
+      }
+      for (const CollectiveData::Answer& a : **answers) {
         if (!a.to) continue;
         wire::DataReply reply;
         reply.bytes = static_cast<std::uint32_t>(a.bytes.size());

@@ -35,9 +35,7 @@ double WriteSeconds(std::uint64_t bytes, double bandwidth) {
 
 }  // namespace
 
-SimTime SecondsToSim(double seconds) {
-  return static_cast<SimTime>(std::llround(seconds * static_cast<double>(kPicosPerSecond)));
-}
+SimTime SecondsToSim(double seconds) { return FromMicros(seconds * 1e6); }
 
 double GemmPeakFlops(DataType dtype, const netmodel::GpuSpec& gpu) {
   switch (dtype) {

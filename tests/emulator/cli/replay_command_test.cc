@@ -1,7 +1,6 @@
 // `myriad replay` and `myriad trace convert` end to end, in-process.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -161,6 +160,37 @@ TEST(ReplayCommandTest, LogLinesCarryVirtualTime) {
   // The AllReduce starts when both ranks' backward passes are done, at 1202 us.
   EXPECT_THAT(log, HasSubstr("[     1202.000000 us] [debug] allreduce count=33554432 "
                              "dtype=bfloat16 redop=sum on 'dp' (#0): all 2 ranks arrived"));
+}
+
+// Virtual time is bounded (2^62 ps, about 53 days): durations past it, or sums that would
+// pass it, are an error naming the rank and the op, never a wrapped-around total; a long but
+// legal run gets its true figure.
+TEST(ReplayCommandTest, TimesPastTheClocksBoundAreAnErrorNamingTheOp) {
+  const std::string header = "{\"myriad_trace\": 1, \"ranks\": 1}\n";
+  const auto run = [&](const std::string& name, const std::string& ops) {
+    const std::string path = TempPath(name);
+    std::ofstream(path) << header << ops;
+    return Call(RunReplay, {path, "--scenario", "scenarios/dgx-h100.toml"});
+  };
+  const auto kernel = [](const char* name, const char* us) {
+    return std::string("{\"rank\": 0, \"op\": \"kernel\", \"name\": \"") + name +
+           "\", \"duration_us\": " + us + "}\n";
+  };
+  const auto sum = run("sum.jsonl", kernel("a", "4e12") + kernel("b", "4e12"));
+  EXPECT_EQ(sum.status, kExitFailure);
+  EXPECT_THAT(sum.err, HasSubstr("rank 0: virtual time passes Myriad's bound of 2^62 ps (about "
+                                 "53 days) at kernel 'b'"));
+  const auto one = run("one.jsonl", kernel("a", "9e12"));
+  EXPECT_EQ(one.status, kExitFailure);
+  EXPECT_THAT(one.err, HasSubstr("at kernel 'a'"));
+  const auto gemm = run("gemm.jsonl",
+                        "{\"rank\": 0, \"op\": \"kernel\", \"name\": \"g\", \"gemm\": {\"m\": "
+                        "9007199254740992, \"n\": 9007199254740992, \"k\": 9007199254740992}}\n");
+  EXPECT_EQ(gemm.status, kExitFailure);  // it was a division by zero (SIGFPE)
+  EXPECT_THAT(gemm.err, HasSubstr("at kernel 'g'"));
+  const auto legal = run("legal.jsonl", kernel("a", "1e12") + kernel("b", "1e12"));
+  ASSERT_EQ(legal.status, 0) << legal.err;
+  EXPECT_THAT(legal.out, HasSubstr("total time       2000000000002.000 us"));
 }
 
 TEST(TraceCommandTest, ConvertsToBinaryAndBackWithTheSamePrediction) {

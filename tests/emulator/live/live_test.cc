@@ -272,6 +272,41 @@ TEST(LiveServerTest, AWokenThreadsBatchWaitsForTheWakersReport) {
   EXPECT_EQ(synced_at, 101 * kUs);  // the kernel [1, 101] came first
 }
 
+// A thread's poll of an event is answered after everything that happens at the poll's time:
+// an event recorded after a kernel completes when the kernel does, so a poll at that very time
+// finds it complete, however the poll's arrival and the kernel's end fall in real time.
+TEST(LiveServerTest, APollAtAnEventsCompletionTimeFindsItComplete) {
+  LiveOptions options;
+  auto workload = LiveWorkload::Start(options);
+  ASSERT_TRUE(workload.ok());
+  std::int64_t ready = -1;
+  std::thread process([&, path = (*workload)->socket_path()] {
+    wire::Client client;
+    ASSERT_TRUE(client.Connect(path));
+    ASSERT_TRUE(client.SendHello(0, 1));
+    ASSERT_TRUE(client.SendNames({{1, "gemm"}}));
+    wire::WireOp record;
+    record.kind = static_cast<std::uint8_t>(OpKind::kEventRecord);
+    record.event = 1;
+    record.host_ps = 0;
+    wire::WireOp kernel = Kernel(1, 100);
+    kernel.host_ps = 0;
+    wire::WireOp query = Sync(OpKind::kEventQuery);
+    query.event = 1;
+    query.host_ps = 101 * kUs;  // the kernel [1, 101] and the record after it end then
+    const wire::WireOp ops[] = {kernel, record, query};
+    ASSERT_TRUE(client.SendOps(0, ops, 3, 0, 101 * kUs));
+    wire::Reply reply;
+    ASSERT_TRUE(client.ReadReply(reply));
+    ready = reply.value;
+    client.Close();
+  });
+  auto result = RunEngine(**workload, netmodel::testing::DgxCluster("h100-sxm", 1), Options());
+  process.join();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(ready, 1);
+}
+
 TEST(LiveServerTest, ABadClientIsDroppedAndItsRanksFail) {
   LiveOptions options;
   auto workload = LiveWorkload::Start(options);

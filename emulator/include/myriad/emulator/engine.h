@@ -105,6 +105,11 @@ struct RunResult {
   std::vector<UncoveredKernel> uncovered_kernels;
   std::vector<CollectiveStats> collectives;  // by communicator, op, size
   std::uint64_t simulated_ops = 0;
+  // Live runs: device work a thread enqueued at a clock virtual time had already passed (it
+  // resumed behind it: after a wait outside Myriad's view, say). Such work starts when the
+  // engine gets to it, which follows real time; the report says so.
+  std::uint64_t late_ops = 0;
+  SimTime most_late = 0;  // by how much the latest of them was behind
   std::vector<TimelineSlice> timeline;
   std::vector<TimelineMarker> markers;
   std::vector<int> timeline_ranks;  // the ranks the timeline covers

@@ -18,8 +18,16 @@ using SimTime = std::int64_t;
 inline constexpr SimTime kPicosPerNano = 1'000;
 inline constexpr SimTime kPicosPerMicro = 1'000'000;
 inline constexpr SimTime kPicosPerSecond = 1'000'000'000'000;
+// The clock's bound: 2^62 ps, about 53 days. Every duration is clamped to it and every time
+// the engine reaches is checked against it (the run fails naming the op), so a sum of two never
+// overflows and an absurd input gets an error, not a wrapped-around figure.
+inline constexpr SimTime kMaxSimTime = SimTime{1} << 62;
+// Microseconds to the clock, rounded, clamped to [-kMaxSimTime, kMaxSimTime] (NaN: the bound).
 inline SimTime FromMicros(double us) {
-  return static_cast<SimTime>(us * static_cast<double>(kPicosPerMicro) + (us >= 0 ? 0.5 : -0.5));
+  const double ps = us * static_cast<double>(kPicosPerMicro);
+  if (!(ps < static_cast<double>(kMaxSimTime))) return kMaxSimTime;
+  if (ps <= -static_cast<double>(kMaxSimTime)) return -kMaxSimTime;
+  return static_cast<SimTime>(ps + (ps >= 0 ? 0.5 : -0.5));
 }
 inline double ToMicros(SimTime t) {
   return static_cast<double>(t) / static_cast<double>(kPicosPerMicro);
