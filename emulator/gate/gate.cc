@@ -91,7 +91,46 @@ std::string Number(std::optional<double> v) {
 
 }  // namespace
 
+namespace {
+
+// Myriad's reports nest a few levels; a document nested deeper is not one, and parsing and
+// flattening it recursively could exhaust the stack (100,000 levels did).
+constexpr int kMaxReportDepth = 64;
+
+// The deepest nesting of arrays and objects in `json`, outside strings (stops past `limit`).
+int NestingDepth(const std::string& json, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : json) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+}  // namespace
+
 Result<FlatReport> FlattenReport(const std::string& json, const std::string& path) {
+  if (NestingDepth(json, kMaxReportDepth) > kMaxReportDepth)
+    return Status::InvalidArgument(fmt::format(
+        "{}: not a JSON report: nested deeper than {} levels (docs/report-schema.md)", path,
+        kMaxReportDepth));
   Json doc = Json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded())
     return Status::InvalidArgument(path + ": not a JSON report (docs/report-schema.md)");

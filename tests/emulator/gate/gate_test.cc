@@ -70,6 +70,17 @@ TEST(GateTest, FlattenNamesMetricsByTheirPath) {
             "bad.json: not a JSON report (docs/report-schema.md)");
 }
 
+// A document nested deeper than any report is refused before it is parsed (100,000 levels
+// exhausted the stack); strings holding brackets do not count.
+TEST(GateTest, ADocumentNestedDeeperThanAReportIsRefused) {
+  const std::string deep = std::string(100000, '[') + "1" + std::string(100000, ']');
+  const auto r = FlattenReport(deep, "deep.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "deep.json: not a JSON report: nested deeper than 64 levels (docs/report-schema.md)");
+  EXPECT_TRUE(FlattenReport(R"({"total_time_us": 1, "notes": ["[[[[{{{{\"[["]})", "x.json").ok());
+}
+
 TEST(GateTest, DirectionsAndVerdicts) {
   EXPECT_EQ(DefaultDirection("tokens_per_second"), Better::kHigher);
   EXPECT_EQ(DefaultDirection("[allreduce 8].busbw_gbps"), Better::kHigher);
