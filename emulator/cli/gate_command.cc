@@ -125,7 +125,7 @@ int RunGate(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         return usage_error("--threshold needs PATTERN=X, such as iteration_time_us=1%");
       auto f = emulator::ParseFraction(v->substr(eq + 1));
       if (!f.ok()) return usage_error("--threshold " + *v + ": " + f.status().message());
-      command_line_rules.push_back({v->substr(0, eq), *f, std::nullopt});
+      command_line_rules.push_back({v->substr(0, eq), *f, std::nullopt, /*must_match=*/true});
     } else if (a == "--max-regression") {
       problem = fraction(&max_regression);
     } else if (a == "--max-change") {

@@ -96,6 +96,8 @@ namespace {
 // Myriad's reports nest a few levels; a document nested deeper is not one, and parsing and
 // flattening it recursively could exhaust the stack (100,000 levels did).
 constexpr int kMaxReportDepth = 64;
+// The report format's version (docs/report-schema.md): the one Myriad writes and reads.
+constexpr int kReportSchemaVersion = 1;
 
 // The deepest nesting of arrays and objects in `json`, outside strings (stops past `limit`).
 int NestingDepth(const std::string& json, int limit) {
@@ -137,6 +139,11 @@ Result<FlatReport> FlattenReport(const std::string& json, const std::string& pat
   if (!doc.is_object() && !doc.is_array())
     return Status::InvalidArgument(path + ": not a JSON report (an object or an array)");
   FlatReport report;
+  if (doc.is_object() && doc.contains("schema_version") &&
+      doc["schema_version"] != kReportSchemaVersion)
+    return Status::InvalidArgument(fmt::format(
+        "{}: report schema_version {} is not one this Myriad reads ({}; docs/report-schema.md)",
+        path, doc["schema_version"].dump(), kReportSchemaVersion));
   if (doc.is_object()) {
     if (doc.contains("scenario") && doc["scenario"].is_object() && doc["scenario"].contains("name"))
       report.scenario = Scalar(doc["scenario"]["name"]);
@@ -179,6 +186,13 @@ const std::vector<std::string>& DefaultMetricPatterns() {
       "[*].busbw_gbps",
   };
   return kPatterns;
+}
+
+static bool IsHeadline(const std::string& metric) {
+  for (const char* headline :
+       {"iteration_time_us", "total_time_us", "tokens_per_second", "model_tflops_per_gpu", "mfu"})
+    if (metric == headline) return true;
+  return false;
 }
 
 Result<double> ParseFraction(const std::string& text) {
@@ -268,12 +282,25 @@ Result<GateResult> Compare(const FlatReport& baseline, const FlatReport& current
     if (selected(m.name)) row_of(m.name).baseline = m.value;
   for (const Metric& m : current.metrics)
     if (selected(m.name)) row_of(m.name).current = m.value;
+  const auto matches_a_row = [&](const std::string& p) {
+    return std::any_of(result.rows.begin(), result.rows.end(),
+                       [&](const Comparison& c) { return GlobMatch(p, c.metric); });
+  };
   if (!options.metrics.empty())
-    for (const std::string& p : options.metrics) {
-      const bool any = std::any_of(result.rows.begin(), result.rows.end(),
-                                   [&](const Comparison& c) { return GlobMatch(p, c.metric); });
-      if (!any) return Status::InvalidArgument("no metric matches '" + p + "' in either report");
-    }
+    for (const std::string& p : options.metrics)
+      if (!matches_a_row(p))
+        return Status::InvalidArgument("no metric matches '" + p + "' in either report");
+  // A --threshold that applies to nothing is a typo, as a --metric that matches nothing is.
+  const auto in_either = [&](const std::string& p) {
+    for (const FlatReport* report : {&baseline, &current})
+      for (const Metric& m : report->metrics)
+        if (GlobMatch(p, m.name)) return true;
+    return false;
+  };
+  for (const MetricRule& rule : options.rules)
+    if (rule.must_match && !in_either(rule.pattern))
+      return Status::InvalidArgument("--threshold " + rule.pattern +
+                                     "=...: no metric matches it in either report");
   for (Comparison& c : result.rows) {
     c.better = DefaultDirection(c.metric);
     c.threshold = options.max_change.value_or(options.max_regression);
@@ -289,7 +316,9 @@ Result<GateResult> Compare(const FlatReport& baseline, const FlatReport& current
     }
     if (!c.current) {
       c.verdict = Comparison::kMissing;
-      if (options.max_change) result.failed = true;
+      // A headline figure the baseline has and the current report lacks (or holds as null, a
+      // string, a bool) is a failed run, not a pass.
+      if (options.max_change || IsHeadline(c.metric)) result.failed = true;
       continue;
     }
     ++result.compared;

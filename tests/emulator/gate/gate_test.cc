@@ -124,11 +124,37 @@ TEST(GateTest, RulesMetricSelectionAndDifferentRuns) {
   options.metrics = {"no_such_metric*"};
   EXPECT_EQ(Compare(Flat(Report(1, 1, 1)), Flat(Report(1, 1, 1)), options).status().message(),
             "no metric matches 'no_such_metric*' in either report");
+  // A --threshold pattern that matches nothing is the same typo.
+  GateOptions typo;
+  typo.rules.push_back({"iteration_time", 0.05, std::nullopt, /*must_match=*/true});
+  EXPECT_EQ(Compare(Flat(Report(1, 1, 1)), Flat(Report(1, 1, 1)), typo).status().message(),
+            "--threshold iteration_time=...: no metric matches it in either report");
   GateOptions plain;
   auto different = Compare(Flat(Report(1, 1, 1, "a")), Flat(Report(1, 1, 1, "b")), plain);
   EXPECT_THAT(different.status().message(), HasSubstr("different runs"));
   plain.allow_different_scenario = true;
   EXPECT_TRUE(Compare(Flat(Report(1, 1, 1, "a")), Flat(Report(1, 1, 1, "b")), plain).ok());
+}
+
+// The current report must carry the baseline's headline figures as numbers: one that is
+// missing, null, a string or a bool fails the gate; a schema_version Myriad does not write is
+// refused.
+TEST(GateTest, AMissingOrNonNumericHeadlineFailsAndUnknownSchemasAreRefused) {
+  const FlatReport base = Flat(R"({"schema_version": 1, "iteration_time_us": 100})");
+  for (const char* current : {R"({"schema_version": 1, "iteration_time_us": null, "x": 1})",
+                              R"({"schema_version": 1, "iteration_time_us": "100", "x": 1})",
+                              R"({"schema_version": 1, "iteration_time_us": true, "x": 1})",
+                              R"({"schema_version": 1, "x": 1})"}) {
+    auto r = Compare(base, Flat(current), GateOptions());
+    ASSERT_TRUE(r.ok()) << current;
+    EXPECT_TRUE(r->failed) << current;
+    EXPECT_EQ(Row(*r, "iteration_time_us").verdict, Comparison::kMissing) << current;
+  }
+  const auto future = FlattenReport(R"({"schema_version": 2, "iteration_time_us": 1})", "f.json");
+  ASSERT_FALSE(future.ok());
+  EXPECT_EQ(future.status().message(),
+            "f.json: report schema_version 2 is not one this Myriad reads (1; "
+            "docs/report-schema.md)");
 }
 
 TEST(GateTest, ThresholdsFile) {

@@ -41,6 +41,10 @@ struct MetricRule {
   std::string pattern;
   std::optional<double> max_regression;  // fraction: 0.02 is 2%
   std::optional<Better> better;
+  // Given on the command line (--threshold): one that matches no metric of either report is
+  // an error, as a --metric that matches nothing is (a thresholds file may carry rules for
+  // other kinds of report).
+  bool must_match = false;
 };
 
 struct GateOptions {
