@@ -525,6 +525,9 @@ cudaError_t Set(void* dst, unsigned value, std::size_t width, std::size_t count,
 
 cudaError_t AllocateOn(void** ptr, std::size_t bytes, int device) {
   if (!ptr) return Fail(cudaErrorInvalidValue);
+  // More than the whole GPU never fits, as on a real one (SIZE_MAX used to round to 0 and
+  // succeed); what fits alone but not beside the rest is the engine's predicted OOM.
+  if (bytes > GetSettings().gpu_memory) return Fail(cudaErrorMemoryAllocation);
   void* p = DeviceMemory::Get().Allocate(bytes, device);
   if (!p) return Fail(cudaErrorMemoryAllocation);
   MarkActive(device);

@@ -86,6 +86,13 @@ int main() {
   CHECK(cudaFreeAsync(outlives, nullptr));
   ok &= cudaMemPoolDestroy(pool) == cudaErrorInvalidValue;  // a default pool stays
   CHECK(cudaFree(matrix));
+  // More than the GPU holds fails as CUDA's does (SIZE_MAX used to round to 0 and succeed).
+  void* huge = nullptr;
+  const cudaError_t too_big = cudaMalloc(&huge, SIZE_MAX);
+  const cudaError_t petabyte = cudaMalloc(&huge, size_t{1} << 50);
+  ok &= too_big == cudaErrorMemoryAllocation && petabyte == cudaErrorMemoryAllocation;
+  std::printf("cudaMalloc(SIZE_MAX): %s\n", cudaGetErrorName(too_big));
+  (void)cudaGetLastError();
   std::printf("memory apis: %s\n", ok ? "ok" : "MISMATCH");
   return ok ? 0 : 1;
 }
