@@ -125,14 +125,18 @@ Status Simulation::Execute(Rank& r, const Op& op) {
     }
     case OpKind::kMalloc: {
       r.host += options_.api_call_cost;
-      r.memory += op.bytes;
-      r.peak_memory = std::max(r.peak_memory, r.memory);
-      if (static_cast<double>(r.memory) > cluster_.gpu.hbm_bytes)
+      // A sum past 2^64 is over any HBM too (it used to wrap around to a small number).
+      std::uint64_t total = 0;
+      const bool wrapped = __builtin_add_overflow(r.memory, op.bytes, &total);
+      if (wrapped || static_cast<double>(total) > cluster_.gpu.hbm_bytes)
         return Status::InvalidArgument(fmt::format(
             "predicted out of memory on rank {} at {:.3f} us: malloc of {} bytes brings it to "
             "{} bytes, over the {:.0f} bytes of HBM of {} (peak {} bytes)",
-            r.id, ToMicros(r.host), op.bytes, r.memory, cluster_.gpu.hbm_bytes, cluster_.gpu.key,
-            r.peak_memory));
+            r.id, ToMicros(r.host), op.bytes,
+            wrapped ? "more than 2^64" : fmt::format("{}", total), cluster_.gpu.hbm_bytes,
+            cluster_.gpu.key, std::max(r.peak_memory, wrapped ? r.memory : total)));
+      r.memory = total;
+      r.peak_memory = std::max(r.peak_memory, r.memory);
       return Status::Ok();
     }
     case OpKind::kFree: {

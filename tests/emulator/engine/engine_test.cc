@@ -275,6 +275,17 @@ TEST(EngineTest, OutOfMemoryNamesRankAllocationAndPeak) {
             "96636764160 bytes)");
 }
 
+// A malloc whose sum with what is allocated passes 2^64 is out of memory, not a wrap-around to
+// a small number (16 B, then 2^64 - 1 B, gave a peak of 16 B).
+TEST(EngineTest, AnAllocationPast2To64IsOutOfMemory) {
+  VectorWorkload w(1);
+  w.Memory(0, OpKind::kMalloc, 16).Memory(0, OpKind::kMalloc, ~std::uint64_t{0});
+  EXPECT_EQ(RunError(w).message(),
+            "predicted out of memory on rank 0 at 0.000 us: malloc of 18446744073709551615 bytes "
+            "brings it to more than 2^64 bytes, over the 85899345920 bytes of HBM of h100-sxm "
+            "(peak 16 bytes)");
+}
+
 TEST(EngineTest, PeakMemoryIsReported) {
   VectorWorkload w(1);
   w.Memory(0, OpKind::kMalloc, 1000).Memory(0, OpKind::kMalloc, 500);
