@@ -123,12 +123,20 @@ Status NotNegative(const Field<double>& field) {
   return Status::Ok();
 }
 
+// An efficiency: a share of a peak rate. Below 1% no hardware runs; 5e-324 made every
+// transfer take centuries (docs/scenarios.md, "Bounds").
+constexpr double kMinEfficiency = 0.01;
 Status Fraction(const Field<double>& field) {
-  if (field.present && !(field.value > 0 && field.value <= 1)) {
-    return field.Error(fmt::format("must be in (0, 1], got {}", field.value));
+  if (field.present && !(field.value >= kMinEfficiency && field.value <= 1)) {
+    return field.Error(fmt::format("must be in [{}, 1], got {}", kMinEfficiency, field.value));
   }
   return Status::Ok();
 }
+
+// A degraded link runs at least this share of its rate, a link under background load keeps at
+// least this share free: nearer zero the flow model's steps take ages of virtual time (a rate of
+// 5e-324 never finished).
+constexpr double kMinLinkShare = 0.001;
 
 // Where an absent table's keys would have been: an empty table at its parent's position.
 TomlNode EmptyTableAt(const SourcePos& pos) {
@@ -423,8 +431,9 @@ class Resolver {
       MYRIAD_RETURN_IF_ERROR(e->Number("rate", &rate));
       if (!rate.present)
         return e->Missing("rate", "the fraction of its rate the link runs at (0: failed)");
-      if (rate.value < 0 || rate.value > 1)
-        return rate.Error(fmt::format("must be in [0, 1] (0 fails the link), got {}", rate.value));
+      if (!(rate.value == 0 || (rate.value >= kMinLinkShare && rate.value <= 1)))
+        return rate.Error(fmt::format("must be 0 (a failed link) or in [{}, 1], got {}",
+                                      kMinLinkShare, rate.value));
       netmodel::FlowOptions one;
       one.routing = scenario_.flow.routing;
       one.links.push_back({name.value, rate.value});
@@ -448,8 +457,9 @@ class Resolver {
                        "and gpus (another job's collective)");
       if (pattern.present) {
         if (!load.present) return e->Missing("load", "the fraction of the links' capacity in use");
-        if (load.value < 0 || load.value >= 1)
-          return load.Error(fmt::format("must be in [0, 1), got {}", load.value));
+        if (!(load.value >= 0 && load.value <= 1 - kMinLinkShare))
+          return load.Error(
+              fmt::format("must be in [0, {}], got {}", 1 - kMinLinkShare, load.value));
         bg.links = pattern.value;
         bg.load = load.value;
       } else {

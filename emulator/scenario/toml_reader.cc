@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "myriad/emulator/did_you_mean.h"
+#include "myriad/emulator/units.h"
 
 namespace myriad::emulator {
 
@@ -315,6 +316,32 @@ Status TableReader::String(std::string_view key, Field<std::string>* out) const 
   return Status::Ok();
 }
 
+namespace {
+
+// What a hardware figure may be (docs/scenarios.md, "Bounds"): wide enough for any GPU, link or
+// switch built or planned, narrow enough that a typo ("1bps", "99999999999999999999TiB",
+// "100000000s") is refused instead of timing nonsense.
+struct QuantityBounds {
+  Result<double> (*parse)(std::string_view);
+  const char* what;
+  double low, high;
+  const char* low_text;
+  const char* high_text;
+};
+constexpr QuantityBounds kQuantityBounds[] = {
+    {ParseBandwidth, "bandwidth", 1e6, 1e15, "1MB/s", "1000TB/s"},
+    {ParseBytes, "memory size", 1048576.0, 1125899906842624.0, "1MiB", "1024TiB"},
+    {ParseDuration, "latency", 0, 1, "0s", "1s"},
+    {ParseFlops, "compute rate", 1e9, 1e19, "1GFLOPS", "10000PFLOPS"},
+};
+const QuantityBounds* BoundsOf(Result<double> (*parse)(std::string_view)) {
+  for (const QuantityBounds& b : kQuantityBounds)
+    if (b.parse == parse) return &b;
+  return nullptr;
+}
+
+}  // namespace
+
 Status TableReader::Quantity(std::string_view key, Result<double> (*parse)(std::string_view),
                              std::string_view example, Field<double>* out) const {
   const TomlNode* node;
@@ -323,6 +350,12 @@ Status TableReader::Quantity(std::string_view key, Result<double> (*parse)(std::
   if (node == nullptr) return Status::Ok();
   Result<double> value = parse(node->string_value);
   if (!value.ok()) return ErrorAt(node->pos, KeyPath(key), value.status().message());
+  if (const QuantityBounds* bounds = BoundsOf(parse);
+      bounds != nullptr && !(*value >= bounds->low && *value <= bounds->high))
+    return ErrorAt(
+        node->pos, KeyPath(key),
+        fmt::format("'{}' is out of range: a {} must be within {} to {}", node->string_value,
+                    bounds->what, bounds->low_text, bounds->high_text));
   Fill(*this, key, *node, *value, out);
   return Status::Ok();
 }

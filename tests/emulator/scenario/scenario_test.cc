@@ -422,9 +422,11 @@ TEST_F(ScenarioTest, IntegersAreAcceptedWhereNumbersAre) {
 
 TEST_F(ScenarioTest, ValueErrorsPointAtTheValue) {
   EXPECT_EQ(Error("e.toml", std::string(kH100Node) + "scale_up.efficiency = 0.0\n"),
-            At("e.toml", 6, 23) + ": cluster.scale_up.efficiency: must be in (0, 1], got 0");
+            At("e.toml", 6, 23) + ": cluster.scale_up.efficiency: must be in [0.01, 1], got 0");
   EXPECT_EQ(Error("b.toml", std::string(kH100Node) + "scale_up.bandwidth = \"0GB/s\"\n"),
-            At("b.toml", 6, 22) + ": cluster.scale_up.bandwidth: must be greater than zero");
+            At("b.toml", 6, 22) +
+                ": cluster.scale_up.bandwidth: '0GB/s' is out of range: a bandwidth must be "
+                "within 1MB/s to 1000TB/s");
   EXPECT_EQ(Error("f.toml", std::string(kH100Node) + "scale_up.efficiency = nan\n"),
             At("f.toml", 6, 23) + ": cluster.scale_up.efficiency: expected a finite number");
   EXPECT_EQ(Error("l.toml", std::string("include = [[\"x\"]]\n") + kH100Node),
