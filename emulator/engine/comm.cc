@@ -74,6 +74,16 @@ Status Simulation::MemberOf(int rank, const Op& call, const Communicator** comm,
 }
 
 Status Simulation::Arrive(int rank, int slot, const Op& call) {
+  // Count x element size must be a buffer some GPU could hold: past 64 TiB a rank's buffer is
+  // a typo, and nearer 2^64 the sizes wrapped around to nothing (a count of 2^63 - 1 gave a
+  // total time of 0). 2^46 x any world of up to 2^17 ranks still fits in 64 bits.
+  constexpr std::uint64_t kMaxCallBytes = std::uint64_t{1} << 46;
+  std::uint64_t bytes = 0;
+  if (__builtin_mul_overflow(call.count, static_cast<std::uint64_t>(SizeOf(call.dtype)), &bytes) ||
+      bytes > kMaxCallBytes)
+    return Status::InvalidArgument(fmt::format(
+        "rank {}: {}: a buffer of count {} x {} bytes is out of range (at most 64 TiB per rank)",
+        rank, Describe(call), call.count, SizeOf(call.dtype)));
   return call.kind == OpKind::kCollective ? ArriveCollective(rank, slot, call)
                                           : ArriveP2p(rank, slot, call);
 }

@@ -188,6 +188,21 @@ TEST(ReplayCommandTest, TimesPastTheClocksBoundAreAnErrorNamingTheOp) {
                         "9007199254740992, \"n\": 9007199254740992, \"k\": 9007199254740992}}\n");
   EXPECT_EQ(gemm.status, kExitFailure);  // it was a division by zero (SIGFPE)
   EXPECT_THAT(gemm.err, HasSubstr("at kernel 'g'"));
+  // A collective's count x element size wrapped around 2^64 to nothing (total time 0).
+  const std::string huge =
+      ", \"coll\": \"allreduce\", \"count\": 9223372036854775807, "
+      "\"dtype\": \"float32\"}\n";
+  const std::string two =
+      "{\"myriad_trace\": 1, \"ranks\": 2}\n"
+      "{\"op\": \"comm\", \"comm\": \"dp\", \"ranks\": [0, 1]}\n";
+  const std::string count_path = TempPath("count.jsonl");
+  std::ofstream(count_path) << two << "{\"rank\": 0, \"op\": \"collective\", \"comm\": \"dp\""
+                            << huge << "{\"rank\": 1, \"op\": \"collective\", \"comm\": \"dp\""
+                            << huge;
+  const auto count = Call(RunReplay, {count_path, "--scenario", "scenarios/dgx-h100.toml"});
+  EXPECT_EQ(count.status, kExitFailure);
+  EXPECT_THAT(count.err, HasSubstr("a buffer of count 9223372036854775807 x 4 bytes is out of "
+                                   "range (at most 64 TiB per rank)"));
   const auto legal = run("legal.jsonl", kernel("a", "1e12") + kernel("b", "1e12"));
   ASSERT_EQ(legal.status, 0) << legal.err;
   EXPECT_THAT(legal.out, HasSubstr("total time       2000000000002.000 us"));
