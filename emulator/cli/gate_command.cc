@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/run_flags.h"
 #include "myriad/emulator/gate.h"
+#include "myriad/input_file.h"
 
 namespace myriad::cli {
 namespace {
@@ -35,13 +36,16 @@ const char* const kGateUsage =
     "  --benchmark-json FILE     also write github-action-benchmark input\n"
     "                            (customSmallerIsBetter: name, unit, value)\n";
 
-bool ReadText(const std::string& path, std::string* text) {
+// The whole of a report, or why not (a FIFO or /dev/zero would never end: refused).
+Status ReadText(const std::string& path, std::string* text) {
+  // Reports are at most tens of MB (16,384 ranks); 1 GiB is none.
+  if (Status st = CheckInputFile(path, "report", std::uint64_t{1} << 30); !st.ok()) return st;
   std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
+  if (!in) return Status::NotFound(path + ": cannot open");
   std::ostringstream s;
   s << in.rdbuf();
   *text = s.str();
-  return true;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -50,8 +54,8 @@ int GateReports(const std::string& baseline_path, const std::string& current_jso
                 const std::string& current_name, const emulator::GateOptions& options,
                 const GateOutputs& outputs, std::ostream& out, std::ostream& err) {
   std::string baseline_json;
-  if (!ReadText(baseline_path, &baseline_json)) {
-    err << "myriad: error: cannot read baseline " << baseline_path << "\n";
+  if (Status st = ReadText(baseline_path, &baseline_json); !st.ok()) {
+    err << "myriad: error: cannot read baseline: " << st.message() << "\n";
     return kExitBadInput;
   }
   auto baseline = emulator::FlattenReport(baseline_json, baseline_path);
@@ -150,8 +154,8 @@ int RunGate(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   options.rules.insert(options.rules.end(), command_line_rules.begin(), command_line_rules.end());
   options.max_change = max_change;
   std::string current_json;
-  if (!ReadText(current_path, &current_json)) {
-    err << "myriad: error: cannot read " << current_path << "\n";
+  if (Status st = ReadText(current_path, &current_json); !st.ok()) {
+    err << "myriad: error: cannot read " << st.message() << "\n";
     return kExitBadInput;
   }
   return GateReports(baseline_path, current_json, current_path, options, outputs, out, err);

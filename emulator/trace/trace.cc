@@ -11,6 +11,7 @@
 #include <fstream>
 #include <utility>
 
+#include "myriad/input_file.h"
 #include "trace/binary_format.h"
 #include "trace/trace_internal.h"
 
@@ -52,6 +53,7 @@ Result<std::unique_ptr<Workload>> OpenTrace(const std::string& path) {
   if (fs::is_directory(path, error)) {
     return Status::InvalidArgument(fmt::format("{}: is a directory, not a trace file", path));
   }
+  if (Status st = CheckInputFile(path, "trace"); !st.ok()) return st;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return Status::NotFound(

@@ -77,6 +77,9 @@ TEST(GateCommandTest, ExitStatusesAndOutputs) {
   EXPECT_EQ(Gate({"--baseline", base, "--current", other, "--allow-different-scenario"}), 0);
   EXPECT_EQ(Gate({"--baseline", Temp("nope.json"), "--current", same}, nullptr, &err), 2);
   EXPECT_THAT(err, HasSubstr("cannot read baseline"));
+  // /dev/zero never ends: refused before a byte is read.
+  EXPECT_EQ(Gate({"--baseline", "/dev/zero", "--current", same}, nullptr, &err), 2);
+  EXPECT_THAT(err, HasSubstr("/dev/zero: is not a regular file (a FIFO, device or socket)"));
   EXPECT_EQ(
       Gate({"--baseline", base, "--current", same, "--max-regression", "lots"}, nullptr, &err), 2);
   EXPECT_EQ(Gate({"--current", same}, nullptr, &err), 2);

@@ -262,6 +262,11 @@ TEST(TraceCommandTest, OutputsThatAreNotRegularFilesAreWrittenIntoNotReplaced) {
   ASSERT_EQ(::lstat("/dev/null", &st), 0);
   EXPECT_TRUE(S_ISCHR(st.st_mode));
 
+  // As inputs, such files are refused (/dev/zero never ends).
+  const auto zero = Call(RunReplay, {"/dev/zero", "--scenario", "scenarios/dgx-h100.toml"});
+  EXPECT_EQ(zero.status, kExitBadInput);
+  EXPECT_THAT(zero.err, HasSubstr("/dev/zero: is not a regular file (a FIFO, device or socket)"));
+
   const auto directory = Call(RunTrace, {"convert", kOverlap, ::testing::TempDir()});
   EXPECT_EQ(directory.status, kExitFailure);
   EXPECT_THAT(directory.err, HasSubstr("is a directory"));

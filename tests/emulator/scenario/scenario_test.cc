@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -418,6 +419,20 @@ TEST_F(ScenarioTest, MissingFile) {
 TEST_F(ScenarioTest, IntegersAreAcceptedWhereNumbersAre) {
   const Scenario s = Load("i.toml", std::string(kH100Node) + "scale_up.efficiency = 1\n");
   EXPECT_DOUBLE_EQ(s.cluster.scale_up.efficiency, 1.0);
+}
+
+// Scenario inputs must be regular files: a FIFO (an include of one used to block forever)
+// and /dev/zero (which never ends) are refused at once, naming the file.
+TEST_F(ScenarioTest, FilesThatAreNotRegularAreRefused) {
+  const std::string fifo = (dir_ / "fifo.toml").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(LoadScenario(fifo).status().message(),
+            fifo + ": cannot open scenario file: not a regular file (a FIFO, device or socket)");
+  EXPECT_EQ(Error("inc.toml", "include = \"fifo.toml\"\n" + std::string(kH100Node)),
+            At("inc.toml", 1, 11) + ": include: cannot open scenario file '" + fifo +
+                "': not a regular file (a FIFO, device or socket)");
+  EXPECT_EQ(LoadScenario("/dev/zero").status().message(),
+            "/dev/zero: cannot open scenario file: not a regular file (a FIFO, device or socket)");
 }
 
 TEST_F(ScenarioTest, ValueErrorsPointAtTheValue) {
