@@ -380,8 +380,21 @@ thread_local struct {
   cudaStream_t stream = nullptr;
 } pushed_configuration;
 
+// CUDA's limits on a launch's shape (compute capability 5.0 and later): what lies outside
+// them fails with cudaErrorInvalidConfiguration, as on a real GPU.
+constexpr unsigned kMaxGridX = 2147483647u, kMaxGridYZ = 65535u;
+constexpr unsigned kMaxBlockXY = 1024u, kMaxBlockZ = 64u, kMaxBlockThreads = 1024u;
+bool ValidConfiguration(dim3 grid, dim3 block) {
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0)
+    return false;
+  if (grid.x > kMaxGridX || grid.y > kMaxGridYZ || grid.z > kMaxGridYZ) return false;
+  if (block.x > kMaxBlockXY || block.y > kMaxBlockXY || block.z > kMaxBlockZ) return false;
+  return static_cast<std::uint64_t>(block.x) * block.y * block.z <= kMaxBlockThreads;
+}
+
 cudaError_t Launch(KernelRecord* kernel, dim3 grid, dim3 block, void** args, std::size_t shared,
                    cudaStream_t stream, bool per_thread_default) {
+  if (!ValidConfiguration(grid, block)) return Fail(cudaErrorInvalidConfiguration);
   int device = 0;
   std::int32_t id = 0;
   if (per_thread_default && stream == nullptr)
@@ -663,6 +676,10 @@ MYRIAD_EXPORT const char* cudaGetErrorName(cudaError_t error) {
       return "cudaSuccess";
     case cudaErrorInvalidValue:
       return "cudaErrorInvalidValue";
+    case cudaErrorInvalidConfiguration:
+      return "cudaErrorInvalidConfiguration";
+    case cudaErrorInvalidPitchValue:
+      return "cudaErrorInvalidPitchValue";
     case cudaErrorMemoryAllocation:
       return "cudaErrorMemoryAllocation";
     case cudaErrorInvalidDevice:
@@ -691,6 +708,10 @@ MYRIAD_EXPORT const char* cudaGetErrorString(cudaError_t error) {
       return "no error";
     case cudaErrorInvalidValue:
       return "invalid argument";
+    case cudaErrorInvalidConfiguration:
+      return "invalid configuration argument";
+    case cudaErrorInvalidPitchValue:
+      return "invalid pitch argument";
     case cudaErrorMemoryAllocation:
       return "out of memory";
     case cudaErrorInvalidDevice:

@@ -104,6 +104,16 @@ TEST(RunTest, PythonHookRunsTheSitecustomizeItShadows) {
   EXPECT_THAT(out, HasSubstr("shims/python/sitecustomize.py")) << out;
 }
 
+// Launch shapes CUDA refuses fail as CUDA's do (cudaErrorInvalidConfiguration, not sticky);
+// <<<0, 0>>> and <<<1, 4096>>> used to succeed.
+TEST(RunTest, BadLaunchConfigurationsFailAsCudasDo) {
+  const auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 1 --timeout 60 -- " +
+                                    kPrograms + "/launch_errors");
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("<<<1, 4096>>>: cudaErrorInvalidConfiguration"));
+  EXPECT_THAT(out, HasSubstr("launch errors: ok"));
+}
+
 // Pitched allocations and 2D copies, __device__ variables through their symbols, and
 // stream-ordered memory pools move real bytes and keep their books (memory_apis.cu checks
 // every value it gets back and the errors of bad calls).
