@@ -136,7 +136,7 @@ void Simulation::ScheduleKernelEnd(int rank, int slot) {
   Stream& s = ranks_[static_cast<size_t>(rank)]->streams[static_cast<size_t>(slot)];
   const DeviceOp& d = s.queue.front();
   const double stretch = d.slowed ? 1.0 + options_.overlap_slowdown : 1.0;
-  const SimTime left = FromMicros(ToMicros(d.remaining) * stretch);
+  const SimTime left = ClampedPicos(static_cast<double>(d.remaining) * stretch);
   events_.Push(now_ + left, EventType::kComplete, rank, slot, ++s.generation);
 }
 

@@ -338,11 +338,11 @@ RunResult Simulation::Collect() {
       rr.exposed_by_comm.emplace_back(names_.Name(comm), time);
     result.total_time = std::max(result.total_time, r.host);
     result.simulated_ops += r.ops;
-    result.late_ops = late_ops_;
-    result.most_late = most_late_;
     markers = std::max(markers, r.iteration_markers.size());
     result.ranks.push_back(rr);
   }
+  result.late_ops = late_ops_;
+  result.most_late = most_late_;
   result.iteration_ends.assign(markers, 0);
   for (const auto& rp : ranks_)
     for (size_t i = 0; i < rp->iteration_markers.size(); ++i)

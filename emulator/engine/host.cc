@@ -132,9 +132,9 @@ Status Simulation::Execute(Rank& r, const Op& op) {
         return Status::InvalidArgument(fmt::format(
             "predicted out of memory on rank {} at {:.3f} us: malloc of {} bytes brings it to "
             "{} bytes, over the {:.0f} bytes of HBM of {} (peak {} bytes)",
-            r.id, ToMicros(r.host), op.bytes,
-            wrapped ? "more than 2^64" : fmt::format("{}", total), cluster_.gpu.hbm_bytes,
-            cluster_.gpu.key, std::max(r.peak_memory, wrapped ? r.memory : total)));
+            r.id, ToMicros(r.host), op.bytes, wrapped ? "more than 2^64" : fmt::format("{}", total),
+            cluster_.gpu.hbm_bytes, cluster_.gpu.key,
+            std::max(r.peak_memory, wrapped ? r.memory : total)));
       r.memory = total;
       r.peak_memory = std::max(r.peak_memory, r.memory);
       return Status::Ok();

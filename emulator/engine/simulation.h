@@ -76,7 +76,6 @@ struct PendingPoll {
   std::uint64_t index = 0;   // ready once the stream has completed this many ops
   bool advance = false;      // "not ready" waits for the next completion
   std::uint64_t handle = 0;  // OpSource::DeferReply's
-  SimTime at = 0;            // the thread's time: the answer is what is done then
 };
 
 struct Stream {

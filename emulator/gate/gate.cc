@@ -89,9 +89,13 @@ std::string Number(std::optional<double> v) {
   return fmt::format("{:.3f}", *v);
 }
 
-}  // namespace
-
-namespace {
+// The figures a report is about: a current report that lacks one the baseline has fails.
+bool IsHeadline(const std::string& metric) {
+  for (const char* headline :
+       {"iteration_time_us", "total_time_us", "tokens_per_second", "model_tflops_per_gpu", "mfu"})
+    if (metric == headline) return true;
+  return false;
+}
 
 // Myriad's reports nest a few levels; a document nested deeper is not one, and parsing and
 // flattening it recursively could exhaust the stack (100,000 levels did).
@@ -130,9 +134,9 @@ int NestingDepth(const std::string& json, int limit) {
 
 Result<FlatReport> FlattenReport(const std::string& json, const std::string& path) {
   if (NestingDepth(json, kMaxReportDepth) > kMaxReportDepth)
-    return Status::InvalidArgument(fmt::format(
-        "{}: not a JSON report: nested deeper than {} levels (docs/report-schema.md)", path,
-        kMaxReportDepth));
+    return Status::InvalidArgument(
+        fmt::format("{}: not a JSON report: nested deeper than {} levels (docs/report-schema.md)",
+                    path, kMaxReportDepth));
   Json doc = Json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded())
     return Status::InvalidArgument(path + ": not a JSON report (docs/report-schema.md)");
@@ -186,13 +190,6 @@ const std::vector<std::string>& DefaultMetricPatterns() {
       "[*].busbw_gbps",
   };
   return kPatterns;
-}
-
-static bool IsHeadline(const std::string& metric) {
-  for (const char* headline :
-       {"iteration_time_us", "total_time_us", "tokens_per_second", "model_tflops_per_gpu", "mfu"})
-    if (metric == headline) return true;
-  return false;
 }
 
 Result<double> ParseFraction(const std::string& text) {

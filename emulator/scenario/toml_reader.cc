@@ -140,25 +140,21 @@ std::string_view TypeName(TomlNode::Type type) {
 }
 
 Result<std::string> ReadFileText(const std::string& path) {
-  // Opening a FIFO for reading blocks until something writes it: look before opening.
-  struct stat before {};
-  if (::stat(path.c_str(), &before) == 0 && !S_ISREG(before.st_mode) && !S_ISDIR(before.st_mode))
-    return Status::InvalidArgument("not a regular file (a FIFO, device or socket)");
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                       &std::fclose);
-  auto failure = [](int error) { return Status::NotFound(std::generic_category().message(error)); };
-  if (!file) return failure(errno);
-  // A FIFO would block the read, /dev/zero never end; scenarios are a few KB, so 16 MiB is
-  // none (the message follows "cannot open scenario file: ").
+  // Look before opening: opening a FIFO for reading blocks until something writes it, and
+  // /dev/zero never ends; scenarios are a few KB, so 16 MiB is none (the message follows
+  // "cannot open scenario file: "). A directory fails below, on its first read.
   struct stat st {};
-  if (::fstat(::fileno(file.get()), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) return failure(EISDIR);
+  if (::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
     if (!S_ISREG(st.st_mode))
       return Status::InvalidArgument("not a regular file (a FIFO, device or socket)");
     if (st.st_size > (std::int64_t{16} << 20))
       return Status::InvalidArgument(
           fmt::format("{} bytes, more than a scenario file may be (16 MiB)", st.st_size));
   }
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                       &std::fclose);
+  auto failure = [](int error) { return Status::NotFound(std::generic_category().message(error)); };
+  if (!file) return failure(errno);
   std::string text;
   char buffer[16384];
   std::size_t n;

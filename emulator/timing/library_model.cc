@@ -35,7 +35,9 @@ double WriteSeconds(std::uint64_t bytes, double bandwidth) {
 
 }  // namespace
 
-SimTime SecondsToSim(double seconds) { return FromMicros(seconds * 1e6); }
+SimTime SecondsToSim(double seconds) {
+  return ClampedPicos(seconds * static_cast<double>(kPicosPerSecond));
+}
 
 double GemmPeakFlops(DataType dtype, const netmodel::GpuSpec& gpu) {
   switch (dtype) {
@@ -102,8 +104,7 @@ GemmEstimate EstimateGemm(const GemmShape& gemm, const netmodel::GpuSpec& gpu) {
         split = std::max<std::int64_t>(1, std::min(sms / tiles, k / kGemmMinSplitK));
       const std::int64_t units = many ? kManyTiles : tiles * split;
       const double wave =
-          many ? 1.0
-               : static_cast<double>(units) / static_cast<double>(CeilDiv(units, sms) * sms);
+          many ? 1.0 : static_cast<double>(units) / static_cast<double>(CeilDiv(units, sms) * sms);
       const double fill = md * nd /
                           (static_cast<double>(CeilDiv(m, tm)) * static_cast<double>(tm) *
                            static_cast<double>(CeilDiv(n, tn)) * static_cast<double>(tn));

@@ -22,12 +22,14 @@ inline constexpr SimTime kPicosPerSecond = 1'000'000'000'000;
 // the engine reaches is checked against it (the run fails naming the op), so a sum of two never
 // overflows and an absurd input gets an error, not a wrapped-around figure.
 inline constexpr SimTime kMaxSimTime = SimTime{1} << 62;
-// Microseconds to the clock, rounded, clamped to [-kMaxSimTime, kMaxSimTime] (NaN: the bound).
-inline SimTime FromMicros(double us) {
-  const double ps = us * static_cast<double>(kPicosPerMicro);
+// Picoseconds to the clock, rounded, clamped to [-kMaxSimTime, kMaxSimTime] (NaN: the bound).
+inline SimTime ClampedPicos(double ps) {
   if (!(ps < static_cast<double>(kMaxSimTime))) return kMaxSimTime;
   if (ps <= -static_cast<double>(kMaxSimTime)) return -kMaxSimTime;
   return static_cast<SimTime>(ps + (ps >= 0 ? 0.5 : -0.5));
+}
+inline SimTime FromMicros(double us) {
+  return ClampedPicos(us * static_cast<double>(kPicosPerMicro));
 }
 inline double ToMicros(SimTime t) {
   return static_cast<double>(t) / static_cast<double>(kPicosPerMicro);
