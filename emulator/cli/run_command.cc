@@ -301,6 +301,9 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   Result<emulator::LaunchResult> launched = Status::Internal("not launched");
   std::mutex ends_mu;
   std::string first_end;  // the first process that failed on its own, as soon as it is seen
+  // The watchdog's clock starts before the launcher's, so the timeout is normally the
+  // watchdog's; when a loaded machine lets the launcher's fire first, its result says so.
+  const auto start = std::chrono::steady_clock::now();
   std::thread launcher([&] {
     launched = emulator::Launch(launch, [&](const emulator::ProcessEnd& e) {
       (*workload)->ProcessExited(e.process);
@@ -314,8 +317,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   std::atomic<bool> engine_done{false};
   std::string stopped_why;  // set by the watchdog before it shuts the engine down
   int stopped_status = 0;
-  std::thread watchdog([&] {
-    const auto start = std::chrono::steady_clock::now();
+  std::thread watchdog([&, start] {
     while (!engine_done) {
       const double elapsed =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -363,6 +365,13 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (!launched.ok()) {
     err << "myriad: error: " << launched.status().message() << "\n";
     return kExitBadInput;
+  }
+  if (stopped_why.empty() && launched->timed_out) {
+    stopped_why = fmt::format("timed out after {} s of wall time", launch.timeout_seconds);
+    stopped_status = kExitTimeout;
+  } else if (stopped_why.empty() && launched->stopped_by_signal != 0) {
+    stopped_why = fmt::format("stopped by SIG{}", ::sigabbrev_np(launched->stopped_by_signal));
+    stopped_status = 128 + launched->stopped_by_signal;
   }
 
   // What went wrong first is the cause; what it led to comes after, never before it. A
@@ -426,6 +435,12 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
         plan->mesh, plan->live - 1, plan->world - plan->live, plan->live));
   // A run that ended badly still reports what ran, marked as failed.
   const emulator::RunResult& ran = result.ok() ? *result : partial;
+  // An empty report is not a prediction: say why nothing was simulated.
+  if (ran.world_size == 0)
+    context.notes.push_back(
+        "no process called CUDA, cuBLAS or NCCL through Myriad's shims, so nothing was "
+        "simulated (a program that links the CUDA runtime statically is not seen: build it "
+        "with -cudart shared; docs/run.md)");
   const int status = FinishRun(ran, context, flags, out, err);
   if (failure) return status != kExitOk ? status : failure->exit_status;
   return status != kExitOk ? status : GateAgainstBaseline(ran, context, flags, out, err);

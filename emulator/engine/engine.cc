@@ -2,6 +2,8 @@
 // scheduler, and drives the event loop. The loop processes the earliest event only when no
 // ready rank is earlier, so a rank never observes a state its virtual time has not reached.
 #include <fmt/format.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/fiber/all.hpp>
@@ -62,6 +64,42 @@ Simulation::Simulation(Workload& workload, const netmodel::Cluster& cluster,
       timer_(std::move(timer)),
       model_(cluster) {}
 
+namespace {
+
+// What a rank costs besides its fiber's stack: its state, streams and queues, about 17 KiB at
+// 16,384 ranks of 1,000 ops each (280 MiB; docs/performance.md).
+constexpr std::uint64_t kRankStateBytes = 16 * 1024;
+
+// Refuses, before anything is built, a world whose ranks cannot fit in the address space this
+// process may use (`ulimit -v`) or in the machine's memory: 1,048,576 ranks reserve 64 GiB of
+// fiber stacks, which used to end in an out-of-memory exit halfway through.
+Status CheckWorldFits(int world, std::size_t stack_bytes, const std::string& what) {
+  const auto gib = [](std::uint64_t bytes) { return static_cast<double>(bytes) / (1ull << 30); };
+  const std::uint64_t reserved =
+      static_cast<std::uint64_t>(world) * (stack_bytes + kRankStateBytes);
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      reserved > limit.rlim_cur)
+    return Status::InvalidArgument(fmt::format(
+        "{}: {} ranks need about {:.1f} GiB of address space ({} KiB of fiber stack and about "
+        "{} KiB of state each), more than this process may use ({:.1f} GiB, ulimit -v): fold "
+        "the data-parallel replicas or use a smaller world",
+        what, world, gib(reserved), stack_bytes / 1024, kRankStateBytes / 1024,
+        gib(limit.rlim_cur)));
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  const std::uint64_t resident = static_cast<std::uint64_t>(world) * kRankStateBytes;
+  if (pages > 0 && page > 0 &&
+      resident > static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page))
+    return Status::InvalidArgument(fmt::format(
+        "{}: {} ranks need about {:.1f} GiB of memory, more than this machine has ({:.1f} GiB): "
+        "fold the data-parallel replicas or use a smaller world",
+        what, world, gib(resident),
+        gib(static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page))));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status Simulation::Prepare() {
   const int world = workload_.world_size();
   if (world < 1) return Status::InvalidArgument(workload_.description() + ": no ranks");
@@ -69,6 +107,8 @@ Status Simulation::Prepare() {
     return Status::InvalidArgument(fmt::format("{} has {} ranks but the cluster has {} GPUs",
                                                workload_.description(), world,
                                                cluster_.total_gpus()));
+  MYRIAD_RETURN_IF_ERROR(
+      CheckWorldFits(world, options_.fiber_stack_bytes, workload_.description()));
   for (const CommunicatorSpec& spec : workload_.communicators()) {
     Communicator comm;
     comm.name = spec.name;

@@ -69,6 +69,11 @@ struct ProcessState {
   // Thread 0 (the first to call into the shims) runs from time 0 before it says anything;
   // every later thread is announced by the thread that creates it.
   std::map<std::uint32_t, Thread> threads = {{0, Thread{}}};
+  // Ops taken from each thread so far (OpsHeader::ops_sent), and the connections holding a
+  // batch until a thread's count reaches a position (OpsHeader::after_ops). Kept apart from
+  // `threads`, so that waiting for a thread Myriad has not heard of yet does not make one.
+  std::map<std::uint32_t, std::uint64_t> ops_taken;
+  std::multimap<std::uint32_t, std::pair<std::uint64_t, std::weak_ptr<Connection>>> ordered;
   bool closed = false;  // its ranks have ended
 
   static constexpr SimTime kNeverTime = std::numeric_limits<SimTime>::max();
@@ -888,8 +893,23 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
       if (process_ < 0) return Status::InvalidArgument("ops before hello");
       if (!wire::Read(payload, offset, ops_header) ||
           payload.size() != offset + ops_header.count * sizeof(wire::WireOp) ||
-          ops_header.thread > 4096 || ops_header.thread_time_ps < 0)
+          ops_header.thread > 4096 || ops_header.thread_time_ps < 0 ||
+          ops_header.after_thread > 4096)
         return Status::InvalidArgument("a malformed op batch");
+      if (ops_header.device == wire::kNoDevice) {
+        // What follows on this connection comes after another thread's first ops.
+        if (ops_header.count != 0) return Status::InvalidArgument("a malformed op batch");
+        std::lock_guard<std::mutex> lock(server_.state().mu);
+        ProcessState& state = server_.state().processes[static_cast<size_t>(process_)];
+        auto taken = state.ops_taken.find(ops_header.after_thread);
+        if (taken == state.ops_taken.end() || taken->second < ops_header.after_ops) {
+          state.ordered.emplace(ops_header.after_thread,
+                                std::make_pair(ops_header.after_ops, weak_from_this()));
+          paused_ = true;
+          backlog_.emplace_front(header, payload);
+        }
+        return Status::Ok();
+      }
       LiveSource* source = server_.Source(process_, ops_header.device);
       if (source == nullptr)
         return Status::InvalidArgument(
@@ -922,6 +942,18 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
         thread.engine_blocked = !ops.empty() && (ops.back().flags & wire::kWantsReply) != 0;
         thread.connection = shared_from_this();
         source->PushLocked(ops_header, ops.data(), thread.connection);
+        // Batches that were to come after these ops go on now.
+        std::uint64_t& taken = state.ops_taken[ops_header.thread];
+        taken = std::max(taken, ops_header.ops_sent);
+        auto [first, last] = state.ordered.equal_range(ops_header.thread);
+        for (auto it = first; it != last;) {
+          if (it->second.first > taken) {
+            ++it;
+            continue;
+          }
+          if (auto c = it->second.second.lock()) asio::post(c->executor(), [c] { c->Resume(); });
+          it = state.ordered.erase(it);
+        }
       }
       server_.PokeProcess(process_);  // wakes the source that got the ops too
       return Status::Ok();

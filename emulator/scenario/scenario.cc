@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <system_error>
 
 #include "myriad/emulator/units.h"
@@ -48,11 +49,25 @@ std::string Identity(const std::string& path) {
   return error ? fs::path(path).lexically_normal().string() : canonical.string();
 }
 
+// Cluster size: ten times the largest GPU clusters built (about 100,000 GPUs), so that what a
+// scenario describes fits in memory (`nodes = 10000000` used to exhaust it building the
+// network), and scale-up domains beyond NVL576.
+constexpr std::int64_t kMaxClusterGpus = 1 << 20;
+constexpr int kMaxGpusPerNode = 1024;
+
+// Includes nest at most this deep: a chain of 10,000 files overflowed the stack; real
+// scenarios nest two or three levels (docs/scenarios.md, "Bounds").
+constexpr std::size_t kMaxIncludeDepth = 64;
+
 class IncludeLoader {
  public:
   // The document at `path` with its includes merged beneath it. `included_at` is where the
   // include was written (null for the file the user named).
   Result<TomlNode> Load(const std::string& path, const SourcePos* included_at) {
+    // Each file is read and merged once: 27 files each including the next twice took
+    // 2^27 reads.
+    const std::string identity = Identity(path);
+    if (auto done = loaded_.find(identity); done != loaded_.end()) return done->second;
     Result<std::string> text = ReadFileText(path);
     if (!text.ok()) {
       if (included_at == nullptr) {
@@ -71,7 +86,12 @@ class IncludeLoader {
     std::vector<Field<std::string>> includes;
     MYRIAD_RETURN_IF_ERROR(TableReader::Unchecked(root, "").StringList("include", &includes));
 
-    chain_.emplace_back(path, Identity(path));
+    if (!includes.empty() && chain_.size() + 1 >= kMaxIncludeDepth) {
+      return includes.front().Error(fmt::format("includes nest deeper than {} files (from {})",
+                                                kMaxIncludeDepth,
+                                                chain_.empty() ? path : chain_.front().first));
+    }
+    chain_.emplace_back(path, identity);
     TomlNode merged;
     for (const Field<std::string>& include : includes) {
       const std::string target =
@@ -96,11 +116,13 @@ class IncludeLoader {
     chain_.pop_back();
     std::erase_if(root.entries, [](const TomlNode::Entry& e) { return e.key == "include"; });
     MergeInto(merged, std::move(root));
+    loaded_.emplace(identity, merged);
     return merged;
   }
 
  private:
   std::vector<std::pair<std::string, std::string>> chain_;  // files being read: (path, identity)
+  std::map<std::string, TomlNode> loaded_;                  // by identity, includes merged
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -475,6 +497,17 @@ class Resolver {
         MYRIAD_RETURN_IF_ERROR(e->Integer("stride", &stride));
         MYRIAD_RETURN_IF_ERROR(AtLeast(stride, 1));
         const int step = stride.present ? stride.value : 1;
+        // Checked before the list is made: `gpus = 2147483647` used to exhaust memory.
+        const std::int64_t start = first.present ? first.value : 0;
+        const std::int64_t total = cluster_.total_gpus();
+        if (start + std::int64_t{count.value - 1} * step >= total) {
+          // The first of its GPUs past the cluster's last.
+          const std::int64_t outside =
+              start >= total ? start : start + (total - start + step - 1) / step * step;
+          return ErrorAt(e->pos(), e->path(),
+                         fmt::format("background traffic on GPU {}, outside the cluster's {} GPUs",
+                                     outside, total));
+        }
         for (int g = 0; g < count.value; ++g)
           bg.gpus.push_back((first.present ? first.value : 0) + g * step);
       }
@@ -639,10 +672,14 @@ class Resolver {
     MYRIAD_RETURN_IF_ERROR(cluster.Integer("gpus_per_node", &gpus_per_node));
     if (!gpus_per_node.present) return cluster.Missing("gpus_per_node", "GPUs in each node");
     MYRIAD_RETURN_IF_ERROR(AtLeast(gpus_per_node, 1));
+    if (gpus_per_node.value > kMaxGpusPerNode) {
+      return gpus_per_node.Error(
+          fmt::format("must be at most {}, got {}", kMaxGpusPerNode, gpus_per_node.value));
+    }
     const std::int64_t total = std::int64_t{nodes.value} * gpus_per_node.value;
-    if (total > std::numeric_limits<int>::max()) {
-      return nodes.Error(fmt::format("{} nodes of {} GPUs is more GPUs than Myriad can count",
-                                     nodes.value, gpus_per_node.value));
+    if (total > kMaxClusterGpus) {
+      return nodes.Error(fmt::format("{} nodes of {} GPUs is {} GPUs; a cluster has at most {}",
+                                     nodes.value, gpus_per_node.value, total, kMaxClusterGpus));
     }
     cluster_.nodes = nodes.value;
     cluster_.gpus_per_node = gpus_per_node.value;

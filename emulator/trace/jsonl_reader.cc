@@ -17,6 +17,7 @@
 
 #include "myriad/emulator/did_you_mean.h"
 #include "myriad/emulator/trace.h"
+#include "trace/binary_format.h"
 #include "trace/trace_internal.h"
 
 // Every check passes its error straight up; this keeps the many checks readable.
@@ -373,7 +374,7 @@ class JsonlParser {
                                version, kJsonlTraceVersion));
     }
     int ranks = 0;
-    TRACE_RETURN_IF_ERROR(f.Int("ranks", &ranks, 1, 1 << 24, true));
+    TRACE_RETURN_IF_ERROR(f.Int("ranks", &ranks, 1, binary_trace::kMaxWorldSize, true));
     header_line_ = line_;
     workload_ = std::make_unique<InMemoryWorkload>(ranks, "trace " + path_);
     return Status::Ok();

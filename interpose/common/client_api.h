@@ -19,7 +19,7 @@ inline constexpr cudaUUID_t kClientTableId = {
     {'M', 'Y', 'R', 'I', 'A', 'D', '-', 'C', 'L', 'I', 'E', 'N', 'T', '-', 'v', '1'}};
 
 struct ClientTable {
-  std::uint32_t version;  // 5 (timed waits added)
+  std::uint32_t version;  // 6 (ordering after a lock's releaser added)
   // Appends an op for `device` (-1: the calling thread's current device) to the calling
   // thread's batch. Returns 0, or a cudaError_t when Myriad cannot be reached.
   int (*submit)(const wire::WireOp* op, int device);
@@ -104,6 +104,14 @@ struct ClientTable {
   // before the deadline: the clock is the waker's), or kWaitTimedOut (the clock is at the
   // deadline, either because virtual time reached it or because the wake came no earlier).
   int (*wait_outcome)(std::uint32_t version);
+
+  // Happens-before between threads (version >= 6), for the preload's lock wrappers. Ops the
+  // calling thread has enqueued so far (a thread that lets go of a lock records it):
+  std::uint64_t (*ops_enqueued)();
+  // The calling thread took what `releaser` let go of after enqueueing `ops` ops: those reach
+  // Myriad's GPU queues before anything the caller enqueues from now on, whichever of the two
+  // threads' connections Myriad reads first.
+  void (*order_after)(void* releaser, std::uint64_t ops);
 };
 inline constexpr int kWaitGoesOn = 0, kWaitWoken = 1, kWaitTimedOut = 2;
 

@@ -111,6 +111,14 @@ struct ThreadState {
   std::vector<std::pair<std::uint32_t, std::string>> new_names;
   std::vector<wire::WireOp> batch;
   int batch_device = -1;
+  // Ops enqueued so far, and of those sent: another thread that takes what this one let go of
+  // must have its work come after the ops enqueued before (OrderAfter).
+  std::atomic<std::uint64_t> appended{0};
+  std::atomic<std::uint64_t> sent{0};
+  // Threads (by index) whose first N ops what this thread sends next must come after, and
+  // the positions already promised (under mu).
+  std::map<std::uint32_t, std::uint64_t> pending_after;
+  std::map<std::uint32_t, std::uint64_t> ordered_after;
   RawMutex mu;  // guards the connection and the batch: held across a call's round trip
   // Host state, as last reported to Myriad (reports are numbered by `version`), under
   // host_mu, which is never held across I/O, so other threads may look at any time.
@@ -194,6 +202,10 @@ bool SendBatch(ThreadState& t) {
   // that touched the shims).
   if (t.batch.empty()) return true;
   if (!Connected(t)) return false;
+  // What it must come after goes first, on the same connection.
+  for (const auto& [thread, ops] : t.pending_after)
+    if (!t.client.SendOrder(t.index, thread, ops)) RunEnded(t);
+  t.pending_after.clear();
   if (!t.new_names.empty()) {
     if (!t.client.SendNames(t.new_names)) RunEnded(t);
     t.new_names.clear();
@@ -208,10 +220,12 @@ bool SendBatch(ThreadState& t) {
     std::lock_guard<RawMutex> host(t.host_mu);
     state_version = t.running_version;
   }
+  const std::uint64_t appended = t.appended.load();
   if (!t.client.SendOps(node_device, t.batch.data(), static_cast<std::uint32_t>(t.batch.size()),
-                        t.index, t.clock_ps.load(), state_version))
+                        t.index, t.clock_ps.load(), state_version, appended))
     RunEnded(t);
   t.batch.clear();
+  t.sent = appended;
   return true;
 }
 
@@ -356,6 +370,7 @@ int SubmitLocked(ThreadState& t, const wire::WireOp& op, int device) {
   if (t.batch_device != device && !t.batch.empty() && !SendBatch(t)) return cudaErrorUnknown;
   t.batch_device = device;
   t.batch.push_back(op);
+  ++t.appended;
   t.batch.back().host_ps = t.clock_ps.load();
   if (t.batch.size() >= kMaxBatch && !SendBatch(t)) return cudaErrorUnknown;
   return cudaSuccess;
@@ -638,6 +653,30 @@ void HostWake(void* handle, std::int64_t at) {
   // autograd thread launches the backward, then wakes the main thread, which synchronises).
   SendBatch(waker);
   Report(waker, target, wire::HostState::kRunning, target.clock_ps.load(), version);
+}
+
+std::uint64_t OpsEnqueued() { return State().appended.load(); }
+
+void OrderAfter(void* releaser, std::uint64_t ops) {
+  auto& before = *static_cast<ThreadState*>(releaser);
+  ThreadState& t = State();
+  if (&before == &t || ops == 0) return;
+  // Its ops must be on their way: sent by itself, or by this thread (FlushAll does the same).
+  // A holder of its lock that does not let go at once is in a round trip, which sent them.
+  while (before.sent.load() < ops) {
+    if (before.mu.try_lock()) {
+      SendBatch(before);
+      before.mu.unlock();
+      break;
+    }
+    ::syscall(SYS_sched_yield);  // the system call: the preload's would report waiting
+  }
+  std::lock_guard<RawMutex> lock(t.mu);
+  std::uint64_t& promised = t.ordered_after[before.index];
+  if (ops <= promised) return;
+  promised = ops;
+  std::uint64_t& pending = t.pending_after[before.index];
+  pending = std::max(pending, ops);
 }
 
 void SleepUntil(std::int64_t deadline) {

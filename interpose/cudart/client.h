@@ -19,6 +19,7 @@ class RawMutex {
  public:
   void lock();
   void unlock();
+  bool try_lock() { return ::pthread_mutex_trylock(&m_) == 0; }  // not wrapped by the preload
 
  private:
   pthread_mutex_t m_ = PTHREAD_MUTEX_INITIALIZER;
@@ -96,6 +97,8 @@ std::uint32_t WaitUntil(std::int64_t deadline);
 int WaitOutcome(std::uint32_t version);
 std::int64_t StartTime(int realtime);
 int Exchange(ClientTable::DataCall* calls, int n);
+std::uint64_t OpsEnqueued();
+void OrderAfter(void* releaser, std::uint64_t ops);
 
 const ClientTable& Table();
 

@@ -245,8 +245,8 @@ class HostMemory {
     blocks_.erase(it);
     return true;
   }
-  // The block that contains `p` (any address inside it), if any.
-  bool Find(const void* p, Block* block) {
+  // The block that contains `p` (any address inside it), if any, and where it starts.
+  bool Find(const void* p, Block* block, std::uintptr_t* start = nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
     const auto a = reinterpret_cast<std::uintptr_t>(p);
     auto it = blocks_.upper_bound(a);
@@ -254,6 +254,7 @@ class HostMemory {
     --it;
     if (a >= it->first + std::max<std::size_t>(it->second.bytes, 1)) return false;
     *block = it->second;
+    if (start) *start = it->first;
     return true;
   }
 
@@ -409,6 +410,33 @@ cudaError_t Launch(KernelRecord* kernel, dim3 grid, dim3 block, void** args, std
   return Fail(static_cast<cudaError_t>(Submit(op, device)));
 }
 
+// Whether `bytes` at `p` lie inside one live device allocation (a cudaMalloc block, a VMM
+// reservation, a device variable), or, if `host_memory`, inside memory the runtime gave the
+// host (pinned, registered, managed: the device reaches it). A freed block, an address nothing
+// allocated and a range that runs past its block are not: CUDA refuses copies and memsets
+// there with cudaErrorInvalidValue (they used to succeed, or write where nothing was).
+bool Reachable(const void* p, std::size_t bytes, bool host_memory) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  std::uintptr_t start = 0;
+  std::size_t size = 0;
+  if (DeviceMemory::Get().Contains(p))
+    return DeviceMemory::Get().Range(p, &start, &size) && bytes <= size - (a - start);
+  HostMemory::Block block;
+  return host_memory && HostMemory::Get().Find(p, &block, &start) &&
+         bytes <= block.bytes - (a - start);
+}
+// The device side of a copy must be reachable; the host side may be any host memory, but not
+// device memory that is no longer (or never was) allocated.
+bool CopyEndsValid(const void* dst, std::size_t dst_bytes, const void* src,
+                   std::size_t src_bytes, CopyKind kind) {
+  const auto end_ok = [](const void* p, std::size_t bytes, bool device_side) {
+    if (device_side) return Reachable(p, bytes, true);
+    return !DeviceMemory::Get().Contains(p) || Reachable(p, bytes, false);
+  };
+  return end_ok(dst, dst_bytes, kind == kH2D || kind == kD2D) &&
+         end_ok(src, src_bytes, kind == kD2H || kind == kD2D);
+}
+
 CopyKind KindOf(const void* dst, const void* src, cudaMemcpyKind kind) {
   switch (kind) {
     case cudaMemcpyHostToDevice:
@@ -453,6 +481,7 @@ cudaError_t Copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, c
   int device = 0;
   std::int32_t id = 0;
   if (!Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  if (!CopyEndsValid(dst, bytes, src, bytes, kind)) return Fail(cudaErrorInvalidValue);
   MoveBytes(dst, src, bytes);
   return SubmitCopy(bytes, kind, device, id, async);
 }
@@ -469,6 +498,13 @@ cudaError_t Copy2D(void* dst, std::size_t dpitch, const void* src, std::size_t s
   int device = 0;
   std::int32_t id = 0;
   if (!Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  // Each side spans its rows up to the last row's end.
+  constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
+  if (height - 1 > (kMax - width) / dpitch || height - 1 > (kMax - width) / spitch)
+    return Fail(cudaErrorInvalidValue);
+  if (!CopyEndsValid(dst, (height - 1) * dpitch + width, src, (height - 1) * spitch + width,
+                     KindOf(dst, src, kind)))
+    return Fail(cudaErrorInvalidValue);
   for (std::size_t row = 0; row < height; ++row)
     MoveBytes(static_cast<char*>(dst) + row * dpitch, static_cast<const char*>(src) + row * spitch,
               width);
@@ -516,8 +552,9 @@ cudaError_t Set(void* dst, unsigned value, std::size_t width, std::size_t count,
   std::int32_t id = 0;
   if (!Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
   HostMemory::Block managed;
-  if (!DeviceMemory::Get().Contains(dst) &&
-      !(HostMemory::Get().Find(dst, &managed) && managed.kind == HostMemory::Kind::kManaged))
+  const bool in_managed =
+      HostMemory::Get().Find(dst, &managed) && managed.kind == HostMemory::Kind::kManaged;
+  if (!(DeviceMemory::Get().Contains(dst) || in_managed) || !Reachable(dst, bytes, in_managed))
     return Fail(cudaErrorInvalidValue);
   if (bytes <= RealCopyBytes()) {
     auto* out = static_cast<unsigned char*>(dst);
@@ -621,7 +658,7 @@ void SetLastErrorFromUnsupported(int error) { last_error = static_cast<cudaError
 }  // namespace
 
 const ClientTable& Table() {
-  static const ClientTable table = {5,
+  static const ClientTable table = {6,
                                     SubmitForTable,
                                     CallForTable,
                                     InternForTable,
@@ -651,7 +688,9 @@ const ClientTable& Table() {
                                     AddressRangeForTable,
                                     Exchange,
                                     WaitUntil,
-                                    WaitOutcome};
+                                    WaitOutcome,
+                                    OpsEnqueued,
+                                    OrderAfter};
   return table;
 }
 

@@ -146,7 +146,14 @@ struct Barrier {
 };
 struct Objects {
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-  std::unordered_map<const void*, std::int64_t> released;       // mutex -> latest unlock's clock
+  std::unordered_map<const void*, std::int64_t> released;  // mutex -> latest unlock's clock
+  // Who let go of it last, having enqueued how many ops (a thread that enqueued none leaves
+  // the record as it was: the work it saw let go of comes first still).
+  struct Release {
+    void* by = nullptr;
+    std::uint64_t ops = 0;
+  };
+  std::unordered_map<const void*, Release> released_by;
   std::unordered_map<const void*, std::vector<void*>> waiters;  // mutex or cond -> threads
   std::unordered_map<const void*, Barrier> barriers;
   std::unordered_map<pthread_t, void*> threads;  // for joins
@@ -186,6 +193,28 @@ void WakeAll(const Table* t, const void* object, std::int64_t at) {
   for (void* waiter : it->second) t->host_wake(waiter, at);
   Objs().waiters.erase(it);
 }
+// The calling thread lets go of `object` (objects locked): whoever takes it next orders its
+// ops after the ones this thread enqueued so far.
+void RecordRelease(const Table* t, const void* object) {
+  if (t->version < 6) return;
+  if (const std::uint64_t ops = t->ops_enqueued(); ops > 0)
+    Objs().released_by[object] = {t->thread_self(), ops};
+}
+Objects::Release ReleasedBy(const void* object) {
+  auto it = Objs().released_by.find(object);
+  return it == Objs().released_by.end() ? Objects::Release{} : it->second;
+}
+// The calling thread took `object`, which `release` let go of (no lock held): the work
+// enqueued before that reaches Myriad's GPU queues before the caller's next ops, so a thread
+// that takes a lock right after another let go of it (PyTorch's main thread after autograd's
+// backward) never has its work run first.
+void OrderAfter(const Table* t, const Objects::Release& release) {
+  if (release.by != nullptr && t->version >= 6) t->order_after(release.by, release.ops);
+}
+void ForgetObject(const void* object) {
+  Objs().released.erase(object);
+  Objs().released_by.erase(object);
+}
 // The calling thread lets go of `object` (a mutex's unlock, a semaphore's post; objects
 // locked): whoever takes it next resumes no earlier than now, and its waiters run again.
 void LetGo(const Table* t, const void* object) {
@@ -193,6 +222,7 @@ void LetGo(const Table* t, const void* object) {
   if (Started(t)) {
     std::int64_t& released = Objs().released[object];
     released = std::max(released, now);
+    RecordRelease(t, object);
   }
   WakeAll(t, object, now);
 }
@@ -224,6 +254,7 @@ void Exiting(const Table* t) {
   Inside inside;
   {
     Locked lock;
+    if (Started(t)) RecordRelease(t, t->thread_self());
     WakeAll(t, t->thread_self(), Clock(t));
   }
   t->thread_exited(t->thread_self());
@@ -375,10 +406,13 @@ int SemaphoreWait(const Table* t, sem_t* sem, const timespec* real_deadline,
   }
   const int saved = errno;
   std::int64_t posted = 0;
+  Objects::Release by;
   if (rc == 0 && is_private && Started(t)) {
     Locked lock;
     posted = Released(sem);
+    by = ReleasedBy(sem);
   }
+  OrderAfter(t, by);
   // Timed out in real time: the clock moves to the deadline, as TimedWait's would.
   if (rc != 0 && saved == ETIMEDOUT && virtual_deadline >= 0 && deadline < 0)
     posted = virtual_deadline;
@@ -474,10 +508,17 @@ MYRIAD_PRELOAD_EXPORT int pthread_join(pthread_t thread, void** value) {
     StopWaiting(t, joined);
   }
   // The joined thread's work came first: the join ends no earlier than it did.
+  Objects::Release by;
+  if (rc == 0 && joined != nullptr) {
+    Locked lock;
+    by = ReleasedBy(joined);
+  }
+  OrderAfter(t, by);
   t->host_resume(rc == 0 && joined != nullptr ? t->thread_clock(joined) : 0);
   if (rc == 0) {
     Locked lock;
     Objs().threads.erase(thread);
+    if (joined != nullptr) ForgetObject(joined);
   }
   return rc;
 }
@@ -557,12 +598,15 @@ MYRIAD_PRELOAD_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex) {
     if (rc == ETIMEDOUT) rc = EBUSY;  // not its turn yet: wait again (reported again)
   }
   std::int64_t released = 0;
+  Objects::Release by;
   {
     Locked lock;
     Objs().releasing.erase(mutex);  // taken: whatever released it is done
     released = Released(mutex);
+    by = ReleasedBy(mutex);
   }
   if (!Started(t)) released = 0;  // clocks are all real until the first CUDA call
+  OrderAfter(t, by);
   t->host_resume(released);
   return rc;
 }
@@ -582,7 +626,7 @@ MYRIAD_PRELOAD_EXPORT int pthread_mutex_destroy(pthread_mutex_t* mutex) {
   if (depth == 0 && ThreadTable() != nullptr) {
     Inside inside;
     Locked lock;
-    Objs().released.erase(mutex);
+    ForgetObject(mutex);
     Objs().waiters.erase(mutex);
   }
   return Real().mutex_destroy(mutex);
@@ -593,6 +637,7 @@ MYRIAD_PRELOAD_EXPORT int pthread_mutex_destroy(pthread_mutex_t* mutex) {
 static void LetGoForCondWait(const Table* t, pthread_mutex_t* mutex) {
   std::int64_t& released = Objs().released[mutex];
   released = std::max(released, Clock(t));
+  if (Started(t)) RecordRelease(t, mutex);
   ++Objs().releasing[mutex];
   WakeAll(t, mutex, Clock(t));
 }
@@ -600,13 +645,16 @@ static void LetGoForCondWait(const Table* t, pthread_mutex_t* mutex) {
 // latest unlock.
 static void RetakeAfterCondWait(const Table* t, pthread_cond_t* cond, pthread_mutex_t* mutex) {
   std::int64_t released = 0;
+  Objects::Release by;
   {
     Locked lock;
     StopWaiting(t, cond);
     auto it = Objs().releasing.find(mutex);
     if (it != Objs().releasing.end() && --it->second <= 0) Objs().releasing.erase(it);
     released = Released(mutex);
+    by = ReleasedBy(mutex);
   }
+  OrderAfter(t, by);
   t->host_resume(released);
 }
 
@@ -818,7 +866,7 @@ MYRIAD_PRELOAD_EXPORT int sem_init(sem_t* sem, int pshared, unsigned value) {
     Inside inside;
     Locked lock;
     Objs().private_semaphores[sem] = pshared == 0;
-    Objs().released.erase(sem);
+    ForgetObject(sem);
   }
   return rc;
 }
@@ -827,7 +875,7 @@ MYRIAD_PRELOAD_EXPORT int sem_destroy(sem_t* sem) {
     Inside inside;
     Locked lock;
     Objs().private_semaphores.erase(sem);
-    Objs().released.erase(sem);
+    ForgetObject(sem);
     Objs().waiters.erase(sem);
   }
   return Real().sem_destroy(sem);

@@ -64,16 +64,28 @@ class Client {
   }
   bool SendOps(std::int32_t device, const WireOp* ops, std::uint32_t count,
                std::uint32_t thread = 0, std::int64_t thread_time_ps = 0,
-               std::uint32_t state_version = 0) {
+               std::uint32_t state_version = 0, std::uint64_t ops_sent = 0) {
     std::string payload;
     OpsHeader header;
     header.device = device;
     header.thread = thread;
     header.thread_time_ps = thread_time_ps;
     header.state_version = state_version;
+    header.ops_sent = ops_sent;
     header.count = count;
     Append(payload, header);
     payload.append(reinterpret_cast<const char*>(ops), count * sizeof(WireOp));
+    return SendFrame(FrameType::kOps, payload);
+  }
+  // What this connection sends next comes after thread `after_thread`'s first `after_ops` ops.
+  bool SendOrder(std::uint32_t thread, std::uint32_t after_thread, std::uint64_t after_ops) {
+    std::string payload;
+    OpsHeader header;
+    header.device = kNoDevice;
+    header.thread = thread;
+    header.after_thread = after_thread;
+    header.after_ops = after_ops;
+    Append(payload, header);
     return SendFrame(FrameType::kOps, payload);
   }
   bool SendThread(const ThreadState& state) {

@@ -18,7 +18,7 @@
 namespace myriad::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4452594d;  // "MYRD"
-inline constexpr std::uint32_t kVersion = 7;
+inline constexpr std::uint32_t kVersion = 8;
 inline constexpr std::uint32_t kMaxFrameBytes = 1u << 20;
 
 enum class FrameType : std::uint32_t {
@@ -171,7 +171,18 @@ struct OpsHeader {
   // creator's), and the batch must not be taken before it: Myriad holds the batch until it
   // has that report, so the waker's earlier ops come first.
   std::uint32_t state_version = 0;
+  // The sending thread's ops so far, this batch's included: its position in its own stream of
+  // ops, which another thread's batch may have to come after (below).
+  std::uint64_t ops_sent = 0;
+  // A batch of no ops on no device (device -1) orders what follows it on its connection after
+  // thread `after_thread`'s first `after_ops` ops: the sender took a lock, semaphore or
+  // condition that thread had let go of, so the work it enqueued before letting go comes
+  // first, however the two connections' bytes reach Myriad.
+  std::uint64_t after_ops = 0;
+  std::uint32_t after_thread = 0;
+  std::uint32_t reserved = 0;  // no padding: the header goes on the wire as it is
 };
+inline constexpr std::int32_t kNoDevice = -1;
 
 // Op kinds on the wire: emulator::OpKind values, plus calls only live processes make.
 enum class WireKind : std::uint8_t {

@@ -48,12 +48,39 @@ int FakeStreamId(cudaStream_t stream) {
 }
 std::int64_t FakeThreadTime() { return 0; }
 
-const myriad::shim::ClientTable kTable = {
-    2,       FakeSubmit, FakeCall, FakeIntern, FakeCurrentDevice, FakeStreamId, FakeThreadTime,
-    0,       8,          nullptr,  nullptr,    nullptr,           nullptr,      nullptr,
-    nullptr, nullptr,    nullptr,  nullptr,    nullptr,           nullptr,      nullptr,
-    nullptr, nullptr,    nullptr,  nullptr,    nullptr,           nullptr,      nullptr,
-    nullptr, nullptr,    nullptr};
+const myriad::shim::ClientTable kTable = {2,
+                                          FakeSubmit,
+                                          FakeCall,
+                                          FakeIntern,
+                                          FakeCurrentDevice,
+                                          FakeStreamId,
+                                          FakeThreadTime,
+                                          0,
+                                          8,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr,
+                                          nullptr};
 
 cudaStream_t Stream(std::intptr_t id) { return reinterpret_cast<cudaStream_t>(id); }
 std::string NameOf(const WireOp& op) { return Rec().names.at(op.name - 1); }

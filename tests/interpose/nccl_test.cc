@@ -74,6 +74,8 @@ const ClientTable kTable = {2, FakeSubmit, FakeCall, FakeIntern, FakeCurrentDevi
                             // the driver's entries: the NCCL shim never calls them
                             nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                             // timed waits
+                            nullptr, nullptr,
+                            // ordering after a lock's releaser
                             nullptr, nullptr};
 
 cudaStream_t Stream(int id) {

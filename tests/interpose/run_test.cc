@@ -73,6 +73,18 @@ TEST(RunTest, ThreadsIdleInSemaphoresAndPipeReadsHoldNoTime) {
   }
 }
 
+// Work a thread enqueued before letting go of a mutex comes before what the thread that takes
+// it enqueues next, even when the first thread's batch has not been sent yet: the second
+// thread's synchronisation waits for all 50 kernels (10 us each, the fallback), every run.
+TEST(RunTest, AMutexOrdersTheWorkOfTheThreadsThatShareIt) {
+  for (int run = 0; run < 2; ++run) {
+    const auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 1 --timeout 60 -- " +
+                                      kPrograms + "/lock_handoff");
+    ASSERT_EQ(status, 0) << out;
+    EXPECT_THAT(out, HasSubstr("the handed-over work took 0.502 ms")) << out;
+  }
+}
+
 // Before its first CUDA call a process reports nothing: a shell that waits for a command
 // substitution (a blocking read of a pipe) and never uses CUDA does not join the run.
 TEST(RunTest, AProcessThatNeverUsesCudaMayWaitInReads) {
@@ -102,6 +114,15 @@ TEST(RunTest, PythonHookRunsTheSitecustomizeItShadows) {
   EXPECT_EQ(status, 0) << out;
   EXPECT_THAT(out, HasSubstr("user site: True")) << out;
   EXPECT_THAT(out, HasSubstr("shims/python/sitecustomize.py")) << out;
+}
+
+// Copies and memsets to or from freed memory, to 0x1234 or past an allocation's end fail with
+// cudaErrorInvalidValue (not sticky) and write nothing; they used to succeed.
+TEST(RunTest, CopiesOutsideLiveAllocationsFailAsCudasDo) {
+  const auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 1 --timeout 60 -- " +
+                                    kPrograms + "/copy_errors");
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("copy errors: ok")) << out;
 }
 
 // Launch shapes CUDA refuses fail as CUDA's do (cudaErrorInvalidConfiguration, not sticky);

@@ -208,6 +208,26 @@ TEST(ReplayCommandTest, TimesPastTheClocksBoundAreAnErrorNamingTheOp) {
   EXPECT_THAT(legal.out, HasSubstr("total time       2000000000002.000 us"));
 }
 
+// A world too large for the address space the process may use is refused before anything is
+// built, with what it needs and how to make it fit (1,048,576 ranks reserve 80 GiB).
+TEST(ReplayCommandTest, AWorldThatCannotFitIsRefusedUpFront) {
+  const std::string scenario = TempPath("million.toml");
+  std::ofstream(scenario) << "include = \"" << MYRIAD_SOURCE_DIR
+                          << "/scenarios/h100-x128.toml\"\n[cluster]\nnodes = 131072\n";
+  const std::string trace = TempPath("million.jsonl");
+  std::ofstream(trace) << "{\"myriad_trace\": 1, \"ranks\": 1048576}\n"
+                       << "{\"rank\": 0, \"op\": \"kernel\", \"name\": \"k\", "
+                          "\"duration_us\": 5}\n";
+  const auto [status, out] =
+      myriad::testing::RunCommand("ulimit -v 4000000 && " + std::string(MYRIAD_BINARY) +
+                                  " replay " + trace + " --scenario " + scenario + " 2>&1");
+  EXPECT_EQ(status, kExitFailure) << out;
+  EXPECT_THAT(out, HasSubstr("1048576 ranks need about 80.0 GiB of address space (64 KiB of "
+                             "fiber stack and about 16 KiB of state each), more than this "
+                             "process may use (3.8 GiB, ulimit -v)"))
+      << out;
+}
+
 TEST(TraceCommandTest, ConvertsToBinaryAndBackWithTheSamePrediction) {
   const std::string binary = TempPath("overlap.mtrace");
   const std::string jsonl = TempPath("overlap.jsonl");

@@ -272,6 +272,42 @@ TEST(LiveServerTest, AWokenThreadsBatchWaitsForTheWakersReport) {
   EXPECT_EQ(synced_at, 101 * kUs);  // the kernel [1, 101] came first
 }
 
+// A thread that takes a lock another thread let go of may send its batch before that thread's
+// batch reaches Myriad (each thread has its own connection). Its order frame holds what follows
+// until the other thread's first ops have been taken, so the lock's order is the GPU's: the
+// releaser's kernel comes first and the taker's synchronisation waits for it.
+TEST(LiveServerTest, ABatchOrderedAfterAnotherThreadsOpsWaitsForThem) {
+  LiveOptions options;
+  auto workload = LiveWorkload::Start(options);
+  ASSERT_TRUE(workload.ok());
+  std::int64_t synced_at = -1;
+  std::thread process([&, path = (*workload)->socket_path()] {
+    wire::Client releaser, taker;
+    ASSERT_TRUE(releaser.Connect(path));
+    ASSERT_TRUE(releaser.SendHello(0, 1));
+    ASSERT_TRUE(releaser.SendNames({{1, "backward"}}));
+    ASSERT_TRUE(releaser.SendThread({1, 1, wire::HostState::kRunning, 0, 0}));  // thread 1
+    ASSERT_TRUE(taker.Connect(path));
+    ASSERT_TRUE(taker.SendHello(0, 1));
+    // Thread 1 took what thread 0 let go of after its first op.
+    ASSERT_TRUE(taker.SendOrder(1, 0, 1));
+    const wire::WireOp sync = Sync(OpKind::kDeviceSync);
+    ASSERT_TRUE(taker.SendOps(0, &sync, 1, 1, 0, 0, 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // Myriad reads it first
+    const wire::WireOp kernel = Kernel(1, 100);
+    ASSERT_TRUE(releaser.SendOps(0, &kernel, 1, 0, 0, 0, 1));
+    ASSERT_TRUE(releaser.SendThread({0, 1, wire::HostState::kExited, 0, 0}));
+    wire::Reply reply;
+    ASSERT_TRUE(taker.ReadReply(reply));
+    synced_at = reply.host_time_ps;
+    ASSERT_TRUE(taker.SendThread({1, 2, wire::HostState::kExited, 0, 0}));
+  });
+  auto result = RunEngine(**workload, netmodel::testing::DgxCluster("h100-sxm", 1), Options());
+  process.join();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(synced_at, 101 * kUs);  // the kernel [1, 101] came first
+}
+
 // A thread's poll of an event is answered after everything that happens at the poll's time:
 // an event recorded after a kernel completes when the kernel does, so a poll at that very time
 // finds it complete, however the poll's arrival and the kernel's end fall in real time.

@@ -399,6 +399,28 @@ TEST_F(ScenarioTest, IncludeCycleNamesTheChain) {
             b + ":2:11: include: include cycle: " + a + " -> " + b + " -> " + a);
 }
 
+// Each file is read once: 30 files each including the next twice would be 2^30 reads.
+TEST_F(ScenarioTest, AFileIncludedManyTimesIsReadOnce) {
+  Write("f30.toml", kH100Node);
+  for (int i = 29; i >= 1; --i) {
+    const std::string next = "f" + std::to_string(i + 1) + ".toml";
+    Write("f" + std::to_string(i) + ".toml", "include = [\"" + next + "\", \"" + next + "\"]\n");
+  }
+  const Scenario s = Load("top.toml", "include = [\"f1.toml\", \"f1.toml\"]\n");
+  EXPECT_EQ(s.cluster.total_gpus(), 8);
+  EXPECT_EQ(s.Origin("gpu"), (dir_ / "f30.toml").string() + ":3:7");
+}
+
+// A chain of includes deeper than 64 files is refused (10,000 used to overflow the stack).
+TEST_F(ScenarioTest, IncludesNestAtMost64Deep) {
+  for (int i = 1; i < 1000; ++i)
+    Write("c" + std::to_string(i) + ".toml", "include = \"c" + std::to_string(i + 1) + ".toml\"\n");
+  Write("c1000.toml", kH100Node);
+  EXPECT_EQ(Error("c0.toml", "include = \"c1.toml\"\n"),
+            At("c63.toml", 1, 11) + ": include: includes nest deeper than 64 files (from " +
+                (dir_ / "c0.toml").string() + ")");
+}
+
 TEST_F(ScenarioTest, IncludeOfADirectory) {
   fs::create_directories(dir_ / "sub");
   EXPECT_EQ(Error("d.toml", "include = \"sub\"\n"),

@@ -487,7 +487,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "integer"},
         BadHeader{"NoRanks", "{\"myriad_trace\": 1}\n", ":1: header: missing field 'ranks'"},
         BadHeader{"ZeroRanks", "{\"myriad_trace\": 1, \"ranks\": 0}\n",
-                  ":1: header: field 'ranks' must be an integer from 1 to 16777216"},
+                  ":1: header: field 'ranks' must be an integer from 1 to 1048576"},
         BadHeader{"UnknownHeaderField", "{\"myriad_trace\": 1, \"ranks\": 4, \"gpus\": 4}\n",
                   ":1: header: unknown field 'gpus'"}),
     [](const auto& test) { return test.param.name; });
