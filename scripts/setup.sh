@@ -8,6 +8,7 @@ packages=(
   libtomlplusplus-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
+  clang libclang-rt-14-dev
 )
 
 missing=()

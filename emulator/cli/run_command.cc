@@ -436,7 +436,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   // A run that ended badly still reports what ran, marked as failed.
   const emulator::RunResult& ran = result.ok() ? *result : partial;
   // An empty report is not a prediction: say why nothing was simulated.
-  if (ran.world_size == 0)
+  if (ran.world_size == 0 && !failure)
     context.notes.push_back(
         "no process called CUDA, cuBLAS or NCCL through Myriad's shims, so nothing was "
         "simulated (a program that links the CUDA runtime statically is not seen: build it "

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "collective_data.h"
+#include "frames.h"
 #include "myriad/emulator/live.h"
 #include "protocol/wire.h"
 #include "timing/pytorch_kernels.h"
@@ -856,12 +857,11 @@ void Connection::ReadPayload() {
 }
 
 Status Connection::Handle(const wire::FrameHeader& header, const std::string& payload) {
-  std::size_t offset = 0;
   switch (header.type) {
     case wire::FrameType::kHello: {
       wire::Hello hello;
-      if (process_ >= 0 || !wire::Read(payload, offset, hello))
-        return Status::InvalidArgument("a malformed hello");
+      if (process_ >= 0) return Status::InvalidArgument("a malformed hello");
+      MYRIAD_RETURN_IF_ERROR(frames::DecodeHello(payload, &hello));
       auto bound = server_.Bind(hello);
       Status st = bound.ok() ? Status::Ok() : bound.status();
       if (bound.ok()) process_ = *bound;
@@ -871,34 +871,29 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
       return st;
     }
     case wire::FrameType::kNames: {
+      std::vector<std::pair<std::uint32_t, std::string>> names;
+      MYRIAD_RETURN_IF_ERROR(frames::DecodeNames(payload, &names));
       std::lock_guard<std::mutex> lock(names_mu_);
-      while (offset < payload.size()) {
-        std::uint32_t id = 0, length = 0;
+      for (auto& [id, name] : names) {
         // Ids are handed out in order from 1: a name defines the next id, or an old one.
-        if (!wire::Read(payload, offset, id) || !wire::Read(payload, offset, length) ||
-            payload.size() < offset + length || id == 0 || id > std::max<size_t>(names_.size(), 1))
+        if (id > std::max<size_t>(names_.size(), 1))
           return Status::InvalidArgument("a malformed name table");
         if (id >= names_.size()) {
           names_.resize(id + 1);
           known_.resize(id + 1, false);
         }
-        names_[id].assign(payload.data() + offset, length);
+        names_[id] = std::move(name);
         known_[id] = true;
-        offset += length;
       }
       return Status::Ok();
     }
     case wire::FrameType::kOps: {
       wire::OpsHeader ops_header;
+      std::vector<wire::WireOp> ops;
       if (process_ < 0) return Status::InvalidArgument("ops before hello");
-      if (!wire::Read(payload, offset, ops_header) ||
-          payload.size() != offset + ops_header.count * sizeof(wire::WireOp) ||
-          ops_header.thread > 4096 || ops_header.thread_time_ps < 0 ||
-          ops_header.after_thread > 4096)
-        return Status::InvalidArgument("a malformed op batch");
+      MYRIAD_RETURN_IF_ERROR(frames::DecodeOps(payload, &ops_header, &ops));
       if (ops_header.device == wire::kNoDevice) {
         // What follows on this connection comes after another thread's first ops.
-        if (ops_header.count != 0) return Status::InvalidArgument("a malformed op batch");
         std::lock_guard<std::mutex> lock(server_.state().mu);
         ProcessState& state = server_.state().processes[static_cast<size_t>(process_)];
         auto taken = state.ops_taken.find(ops_header.after_thread);
@@ -914,9 +909,6 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
       if (source == nullptr)
         return Status::InvalidArgument(
             fmt::format("ops for device {}, which it does not have", ops_header.device));
-      std::vector<wire::WireOp> ops(ops_header.count);
-      if (!ops.empty())
-        std::memcpy(ops.data(), payload.data() + offset, ops.size() * sizeof(wire::WireOp));
       {
         std::lock_guard<std::mutex> lock(server_.state().mu);
         ProcessState::Thread& sender =
@@ -961,11 +953,8 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
     case wire::FrameType::kData: {
       wire::DataHeader h;
       if (process_ < 0) return Status::InvalidArgument("data before hello");
-      if (!wire::Read(payload, offset, h) || h.comm_length > 4096 ||
-          h.bytes > wire::kMaxDataBytes || payload.size() != offset + h.comm_length + h.bytes ||
-          h.thread > 4096 || h.time_ps < 0)
-        return Status::InvalidArgument("a malformed data frame");
-      const std::string comm = payload.substr(offset, h.comm_length);
+      std::string comm, bytes;
+      MYRIAD_RETURN_IF_ERROR(frames::DecodeData(payload, &h, &comm, &bytes));
       // One lock for the call and the answers it completes: the engine must never see every
       // member waiting (holding nothing) when the last call has in fact just completed the
       // exchange, or virtual time could pass the clock the members resume at.
@@ -978,8 +967,7 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
             server_.state().processes[static_cast<size_t>(process_)].threads[h.thread];
         caller.time = std::max(caller.time, h.time_ps);
         if (h.kind != wire::DataKind::kSend) ++caller.exchanges;
-        answers.emplace(server_.data().Add(h, comm, payload.substr(offset + h.comm_length),
-                                           shared_from_this()));
+        answers.emplace(server_.data().Add(h, comm, bytes, shared_from_this()));
         // Each member answered runs again from the latest call's clock, before anything
         // lets virtual time pass it.
         if (answers->ok()) {
@@ -1017,9 +1005,7 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
     case wire::FrameType::kThread: {
       wire::ThreadState report;
       if (process_ < 0) return Status::InvalidArgument("a thread report before hello");
-      if (!wire::Read(payload, offset, report) || report.thread > 4096 || report.time < 0 ||
-          static_cast<std::uint32_t>(report.state) > 5)
-        return Status::InvalidArgument("a malformed thread report");
+      MYRIAD_RETURN_IF_ERROR(frames::DecodeThread(payload, &report));
       std::vector<std::shared_ptr<Connection>> resumed;
       {
         std::lock_guard<std::mutex> lock(server_.state().mu);

@@ -211,7 +211,6 @@ class RankSource : public OpSource {
   void PipelineComm(unsigned comm);
 
   const SyntheticWorkload& w_;
-  const int rank_;
   const Coord at_;  // this rank's coordinates
   // This rank's communicators, and figures every iteration needs (derived once).
   NameId tp_comm_ = 0, pp_comm_ = 0, dp_comm_ = 0, cp_comm_ = 0, ep_comm_ = 0, edp_comm_ = 0;
@@ -360,8 +359,8 @@ class SyntheticWorkload : public Workload {
 RankSource::RankSource(const SyntheticWorkload& w, int rank)
     : RankSource(w, rank, w.Decode(rank, w.dims_.sim)) {}
 
-RankSource::RankSource(const SyntheticWorkload& w, int rank, const Coord& coord)
-    : w_(w), rank_(rank), at_(coord) {
+RankSource::RankSource(const SyntheticWorkload& w, int /*rank*/, const Coord& coord)
+    : w_(w), at_(coord) {
   const WorkloadSpec& spec = w.spec_;
   const ModelSpec& m = spec.model;
   const ParallelSpec& par = spec.parallel;

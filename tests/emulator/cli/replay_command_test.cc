@@ -14,6 +14,12 @@
 #include "cli/commands.h"
 #include "tests/support/run_command.h"
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MYRIAD_ASAN 1
+#endif
+#endif
+
 namespace myriad::cli {
 namespace {
 
@@ -211,6 +217,9 @@ TEST(ReplayCommandTest, TimesPastTheClocksBoundAreAnErrorNamingTheOp) {
 // A world too large for the address space the process may use is refused before anything is
 // built, with what it needs and how to make it fit (1,048,576 ranks reserve 80 GiB).
 TEST(ReplayCommandTest, AWorldThatCannotFitIsRefusedUpFront) {
+#if defined(__SANITIZE_ADDRESS__) || defined(MYRIAD_ASAN)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory does not fit under ulimit -v";
+#endif
   const std::string scenario = TempPath("million.toml");
   std::ofstream(scenario) << "include = \"" << MYRIAD_SOURCE_DIR
                           << "/scenarios/h100-x128.toml\"\n[cluster]\nnodes = 131072\n";

@@ -54,8 +54,8 @@ TEST(LauncherTest, ExitStatusAndCrashesAreReported) {
   EXPECT_EQ(crash_status, 128 + 11) << crash;
   EXPECT_THAT(crash, HasSubstr("was killed by signal 11 (SIGSEGV)"));
   // Every process crashes; the first one that did is the cause, named first.
-  EXPECT_THAT(crash, ::testing::ContainsRegex("\nmyriad: error: rank [0-3] \\(pid [0-9]+\\) was "
-                                              "killed by signal 11 \\(SIGSEGV\\)\n"));
+  EXPECT_THAT(crash, ::testing::ContainsRegex("(^|\n)myriad: error: rank [0-3] \\(pid [0-9]+\\) "
+                                              "was killed by signal 11 \\(SIGSEGV\\)\n"));
 }
 
 // The engine fails while the processes wait for its answers: they are told why and the run

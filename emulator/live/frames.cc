@@ -1,0 +1,99 @@
+#include "frames.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace myriad::emulator::frames {
+
+Status DecodeHello(const std::string& payload, wire::Hello* hello) {
+  std::size_t offset = 0;
+  if (!wire::Read(payload, offset, *hello) || offset != payload.size())
+    return Status::InvalidArgument("a malformed hello");
+  return Status::Ok();
+}
+
+Status DecodeNames(const std::string& payload,
+                   std::vector<std::pair<std::uint32_t, std::string>>* names) {
+  std::size_t offset = 0;
+  while (offset < payload.size()) {
+    std::uint32_t id = 0, length = 0;
+    if (!wire::Read(payload, offset, id) || !wire::Read(payload, offset, length) ||
+        payload.size() - offset < length || id == 0)
+      return Status::InvalidArgument("a malformed name table");
+    names->emplace_back(id, payload.substr(offset, length));
+    offset += length;
+  }
+  return Status::Ok();
+}
+
+Status DecodeOps(const std::string& payload, wire::OpsHeader* header,
+                 std::vector<wire::WireOp>* ops) {
+  std::size_t offset = 0;
+  if (!wire::Read(payload, offset, *header) ||
+      (payload.size() - offset) / sizeof(wire::WireOp) != header->count ||
+      (payload.size() - offset) % sizeof(wire::WireOp) != 0 || header->thread > kMaxThread ||
+      header->thread_time_ps < 0 || header->after_thread > kMaxThread)
+    return Status::InvalidArgument("a malformed op batch");
+  if (header->device == wire::kNoDevice && header->count != 0)
+    return Status::InvalidArgument("a malformed op batch");
+  ops->resize(header->count);
+  if (!ops->empty())
+    std::memcpy(ops->data(), payload.data() + offset, ops->size() * sizeof(wire::WireOp));
+  return Status::Ok();
+}
+
+Status DecodeData(const std::string& payload, wire::DataHeader* header, std::string* comm,
+                  std::string* bytes) {
+  std::size_t offset = 0;
+  if (!wire::Read(payload, offset, *header) || header->comm_length > kMaxCommName ||
+      header->bytes > wire::kMaxDataBytes ||
+      payload.size() - offset != std::uint64_t{header->comm_length} + header->bytes ||
+      header->thread > kMaxThread || header->time_ps < 0)
+    return Status::InvalidArgument("a malformed data frame");
+  *comm = payload.substr(offset, header->comm_length);
+  *bytes = payload.substr(offset + header->comm_length);
+  return Status::Ok();
+}
+
+Status DecodeThread(const std::string& payload, wire::ThreadState* report) {
+  std::size_t offset = 0;
+  if (!wire::Read(payload, offset, *report) || report->thread > kMaxThread || report->time < 0 ||
+      static_cast<std::uint32_t>(report->state) > 5)
+    return Status::InvalidArgument("a malformed thread report");
+  return Status::Ok();
+}
+
+Status Decode(const wire::FrameHeader& header, const std::string& payload) {
+  if (header.length != payload.size() || payload.size() > wire::MaxPayload(header.type))
+    return Status::InvalidArgument("a frame whose length is not its payload's");
+  switch (header.type) {
+    case wire::FrameType::kHello: {
+      wire::Hello hello;
+      return DecodeHello(payload, &hello);
+    }
+    case wire::FrameType::kNames: {
+      std::vector<std::pair<std::uint32_t, std::string>> names;
+      return DecodeNames(payload, &names);
+    }
+    case wire::FrameType::kOps: {
+      wire::OpsHeader ops_header;
+      std::vector<wire::WireOp> ops;
+      return DecodeOps(payload, &ops_header, &ops);
+    }
+    case wire::FrameType::kData: {
+      wire::DataHeader data;
+      std::string comm, bytes;
+      return DecodeData(payload, &data, &comm, &bytes);
+    }
+    case wire::FrameType::kThread: {
+      wire::ThreadState report;
+      return DecodeThread(payload, &report);
+    }
+    default:
+      return Status::InvalidArgument(
+          fmt::format("an unknown frame type {}", static_cast<std::uint32_t>(header.type)));
+  }
+}
+
+}  // namespace myriad::emulator::frames
