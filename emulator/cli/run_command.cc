@@ -427,6 +427,14 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
         "passed (by up to {:.3f} us): they started when the engine reached them, which follows "
         "real time, so another run may differ (docs/run.md, \"Host time\")",
         r.late_ops, emulator::ToMicros(r.most_late)));
+  if (const auto errors = (*workload)->cuda_errors(); !errors.empty()) {
+    std::string list;
+    for (const auto& [name, count] : errors)
+      list += fmt::format("{}{} x {}", list.empty() ? "" : ", ", name, count);
+    context.notes.push_back(fmt::format(
+        "the program's CUDA calls returned errors, as a real GPU's would have: {} (docs/run.md)",
+        list));
+  }
   if (plan->folded())
     context.notes.push_back(fmt::format(
         "rank folding (--fold dp, mesh {}): ranks 0-{} ran as processes; the other {} ranks "

@@ -287,9 +287,9 @@ Result<netmodel::CollectiveEstimate> Simulation::TimeCollective(const Communicat
   return est;
 }
 
-std::string Simulation::DeadlockReport() {
-  std::string report = fmt::format(
-      "deadlock at {:.3f} us: every rank waits and no event is pending", ToMicros(now_));
+std::vector<std::string> Simulation::DeadlockReport() {
+  std::vector<std::string> report = {fmt::format(
+      "deadlock at {:.3f} us: every rank waits and no event is pending", ToMicros(now_))};
   int listed = 0, blocked = 0;
   for (const auto& rp : ranks_) {
     const Rank& r = *rp;
@@ -297,8 +297,8 @@ std::string Simulation::DeadlockReport() {
     ++blocked;
     if (listed >= 16) continue;
     ++listed;
-    report += fmt::format("\n  rank {} (host at {:.3f} us) waits in {}", r.id, ToMicros(r.host),
-                          r.waiting_for);
+    report.push_back(fmt::format("  rank {} (host at {:.3f} us) waits in {}", r.id,
+                                 ToMicros(r.host), r.waiting_for));
     for (const Stream& s : r.streams) {
       if (s.queue.empty()) continue;
       const DeviceOp& d = s.queue.front();
@@ -307,11 +307,12 @@ std::string Simulation::DeadlockReport() {
                                  d.op.kind == OpKind::kRecv
                              ? Describe(d.op)
                              : std::string(ToString(d.op.kind));
-      report += fmt::format("\n    stream {}: {} ({})", s.id, what,
-                            d.start >= 0 ? "waiting for its peers" : "waiting for a dependency");
+      report.push_back(
+          fmt::format("    stream {}: {} ({})", s.id, what,
+                      d.start >= 0 ? "waiting for its peers" : "waiting for a dependency"));
     }
   }
-  if (blocked > listed) report += fmt::format("\n  ... and {} more ranks", blocked - listed);
+  if (blocked > listed) report.push_back(fmt::format("  ... and {} more ranks", blocked - listed));
   // Who never arrived at each pending collective and point-to-point call.
   std::vector<std::string> lines;
   for (const auto& [key, inst] : colls_) {
@@ -322,17 +323,17 @@ std::string Simulation::DeadlockReport() {
       for (const auto& m : inst.members) arrived |= m.first == member;
       if (!arrived) missing.push_back(member);
     }
-    lines.push_back(fmt::format("\n  {} (#{}): ranks {} never called it", Describe(inst.call),
+    lines.push_back(fmt::format("  {} (#{}): ranks {} never called it", Describe(inst.call),
                                 key & ((1ull << 40) - 1), fmt::join(missing, ", ")));
   }
   for (const auto& [key, inst] : p2ps_) {
     const auto& [comm, src, dst, seq] = key;
-    lines.push_back(fmt::format("\n  {} (#{}) on '{}': no matching {} from communicator rank {}",
+    lines.push_back(fmt::format("  {} (#{}) on '{}': no matching {} from communicator rank {}",
                                 inst.send ? "send" : "recv", seq, names_.Name(comm),
                                 inst.send ? "recv" : "send", inst.send ? dst : src));
   }
   std::sort(lines.begin(), lines.end());
-  for (const std::string& line : lines) report += line;
+  report.insert(report.end(), lines.begin(), lines.end());
   return report;
 }
 

@@ -295,7 +295,7 @@ Status Simulation::Run() {
       Log().info("all ranks done; {} events processed", events_.processed());
       for (const auto& r : ranks_) {
         if (!r->finished) {
-          Fail(Status::InvalidArgument(DeadlockReport()));
+          Fail(Status::InvalidArgumentLines(DeadlockReport()));
           break;
         }
       }

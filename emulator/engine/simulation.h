@@ -245,7 +245,7 @@ class Simulation {
   void ScheduleNetwork();
   Result<netmodel::CollectiveEstimate> TimeCollective(const Communicator& comm, const Op& call);
   std::string Describe(const Op& call) const;
-  std::string DeadlockReport();
+  std::vector<std::string> DeadlockReport();  // one line, then who waits for what
   std::uint64_t late_ops_ = 0;
   SimTime most_late_ = 0;
   // The error for a time at or past kMaxSimTime: on rank r's stream `slot` (the op at its head)

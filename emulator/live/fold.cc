@@ -54,7 +54,11 @@ Result<FoldPlan> PlanFold(const std::string& mesh, const std::vector<std::string
     }
   }
   long product = 1;
-  for (const auto& [name, size] : axes) product *= size;  // each <= world: no overflow
+  for (const auto& [name, size] : axes)  // stops past the world: five axes could overflow
+    if (product <= world) product *= size;
+  if (product > world)
+    return Status::InvalidArgument(fmt::format("mesh '{}' has more ranks than the world's {}",
+                                               mesh.empty() ? "dp" : mesh, world));
   if (product != world)
     return Status::InvalidArgument(fmt::format("mesh '{}' has {} ranks, the world has {}",
                                                mesh.empty() ? "dp" : mesh, product, world));

@@ -64,6 +64,23 @@ Status DecodeThread(const std::string& payload, wire::ThreadState* report) {
   return Status::Ok();
 }
 
+Status DecodeErrors(const std::string& payload,
+                    std::vector<std::pair<std::uint32_t, std::string>>* errors) {
+  std::size_t offset = 0;
+  while (offset < payload.size()) {
+    std::uint32_t count = 0, length = 0;
+    if (!wire::Read(payload, offset, count) || !wire::Read(payload, offset, length) ||
+        payload.size() - offset < length || length == 0 || length > kMaxCommName)
+      return Status::InvalidArgument("a malformed error tally");
+    std::string name = payload.substr(offset, length);
+    for (unsigned char c : name)
+      if (c < 0x21 || c > 0x7e) return Status::InvalidArgument("a malformed error tally");
+    errors->emplace_back(count, std::move(name));
+    offset += length;
+  }
+  return Status::Ok();
+}
+
 Status Decode(const wire::FrameHeader& header, const std::string& payload) {
   if (header.length != payload.size() || payload.size() > wire::MaxPayload(header.type))
     return Status::InvalidArgument("a frame whose length is not its payload's");
@@ -89,6 +106,10 @@ Status Decode(const wire::FrameHeader& header, const std::string& payload) {
     case wire::FrameType::kThread: {
       wire::ThreadState report;
       return DecodeThread(payload, &report);
+    }
+    case wire::FrameType::kErrors: {
+      std::vector<std::pair<std::uint32_t, std::string>> errors;
+      return DecodeErrors(payload, &errors);
     }
     default:
       return Status::InvalidArgument(

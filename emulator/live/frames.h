@@ -28,6 +28,9 @@ Status DecodeOps(const std::string& payload, wire::OpsHeader* header,
 Status DecodeData(const std::string& payload, wire::DataHeader* header, std::string* comm,
                   std::string* bytes);
 Status DecodeThread(const std::string& payload, wire::ThreadState* report);
+// (count, CUDA error name) pairs; names are at most kMaxCommName bytes of printable text.
+Status DecodeErrors(const std::string& payload,
+                    std::vector<std::pair<std::uint32_t, std::string>>* errors);
 // Any frame a process may send, by its header: what the server would decode, for the fuzzer.
 Status Decode(const wire::FrameHeader& header, const std::string& payload);
 

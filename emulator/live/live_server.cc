@@ -121,6 +121,7 @@ struct LiveState {
   std::vector<ProcessState> processes;
   std::set<Timer> timers;
   std::uint64_t bytes_read_back = 0;  // device-to-host copies: the program reads zeros
+  std::map<std::string, std::uint64_t> cuda_errors;  // what CUDA calls returned, by name
 };
 
 // The ops of one GPU: one logical rank, fed by the process that uses it.
@@ -608,6 +609,10 @@ class Server : public LiveWorkload {
     std::lock_guard<std::mutex> lock(state_.mu);
     return state_.bytes_read_back;
   }
+  std::map<std::string, std::uint64_t> cuda_errors() const override {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    return state_.cuda_errors;
+  }
   bool WasTold(int process) const override {
     std::lock_guard<std::mutex> lock(told_mu_);
     return process >= 0 && static_cast<size_t>(process) < told_.size() &&
@@ -1051,6 +1056,14 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
       }
       for (auto& c : resumed) asio::post(c->executor(), [c] { c->Resume(); });
       server_.PokeProcess(process_);
+      return Status::Ok();
+    }
+    case wire::FrameType::kErrors: {
+      std::vector<std::pair<std::uint32_t, std::string>> errors;
+      if (process_ < 0) return Status::InvalidArgument("errors before hello");
+      MYRIAD_RETURN_IF_ERROR(frames::DecodeErrors(payload, &errors));
+      std::lock_guard<std::mutex> lock(server_.state().mu);
+      for (auto& [count, name] : errors) server_.state().cuda_errors[std::move(name)] += count;
       return Status::Ok();
     }
     default:

@@ -234,11 +234,29 @@ std::vector<ThreadState*> Threads() {
   return Registry();
 }
 
+// How many times the process's CUDA calls returned each error (by code), for the report.
+constexpr int kErrorCodes = 1024;  // cudaError_t values run to cudaErrorUnknown (999)
+std::atomic<std::uint32_t> error_counts[kErrorCodes];
+
+// At exit: the errors go over the first thread that talks to Myriad.
+void SendErrors(ThreadState& t) {
+  std::vector<std::pair<std::uint32_t, std::string>> errors;
+  for (int code = 0; code < kErrorCodes; ++code)
+    if (const std::uint32_t n = error_counts[code].load(); n > 0)
+      errors.emplace_back(n, cudaGetErrorName(static_cast<cudaError_t>(code)));
+  if (!errors.empty()) t.client.SendErrors(errors);
+}
+
 void FlushAll() {
   // A copy: a thread holding its own lock may be reading the registry (Start's report).
+  bool errors_sent = false;
   for (ThreadState* t : Threads()) {
     std::lock_guard<RawMutex> thread_lock(t->mu);
     SendBatch(*t);
+    if (!errors_sent && t->connected && !t->broken) {
+      SendErrors(*t);
+      errors_sent = true;
+    }
   }
 }
 
@@ -656,6 +674,10 @@ void HostWake(void* handle, std::int64_t at) {
 }
 
 std::uint64_t OpsEnqueued() { return State().appended.load(); }
+
+void CountError(int code) {
+  if (code > 0 && code < kErrorCodes && code != cudaErrorNotReady) ++error_counts[code];
+}
 
 void OrderAfter(void* releaser, std::uint64_t ops) {
   auto& before = *static_cast<ThreadState*>(releaser);

@@ -98,6 +98,8 @@ int WaitOutcome(std::uint32_t version);
 std::int64_t StartTime(int realtime);
 int Exchange(ClientTable::DataCall* calls, int n);
 std::uint64_t OpsEnqueued();
+// A CUDA call returned `code` to the program: counted, and told to Myriad at exit.
+void CountError(int code);
 void OrderAfter(void* releaser, std::uint64_t ops);
 
 const ClientTable& Table();

@@ -56,7 +56,10 @@ constexpr std::uint32_t kEventMagic = 0x5645524d;
 thread_local cudaError_t last_error = cudaSuccess;
 
 cudaError_t Fail(cudaError_t e) {
-  if (e != cudaSuccess) last_error = e;
+  if (e != cudaSuccess) {
+    last_error = e;
+    CountError(e);
+  }
   return e;
 }
 

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "protocol/wire.h"
@@ -87,6 +88,16 @@ class Client {
     header.after_ops = after_ops;
     Append(payload, header);
     return SendFrame(FrameType::kOps, payload);
+  }
+  // (count, error name) pairs: what the process's CUDA calls returned.
+  bool SendErrors(const std::vector<std::pair<std::uint32_t, std::string>>& errors) {
+    std::string payload;
+    for (const auto& [count, name] : errors) {
+      Append(payload, count);
+      Append(payload, static_cast<std::uint32_t>(name.size()));
+      payload += name;
+    }
+    return SendFrame(FrameType::kErrors, payload);
   }
   bool SendThread(const ThreadState& state) {
     std::string payload;

@@ -24,13 +24,16 @@ inline constexpr std::uint32_t kMaxFrameBytes = 1u << 20;
 enum class FrameType : std::uint32_t {
   kHello = 1,
   kNames = 2,      // interned strings: repeated {u32 id, u32 length, bytes}
-  kOps = 3,        // {i32 device, u32 count} then count WireOps
+  kOps = 3,        // OpsHeader then its count of WireOps
   kReply = 4,      // Reply
   kFatal = 5,      // text
   kThread = 6,     // ThreadState: a host thread started, waits on the host, resumed, or ended
   kData = 7,       // DataHeader, the communicator's name, then the bytes this rank contributes
   kDataReply = 8,  // DataReply, then the bytes this rank receives
   kTimer = 9,      // TimerReply: a sleep or a timed wait reached its deadline
+  // The errors the process's CUDA calls returned, at its exit: repeated {u32 count, u32
+  // length, the error's name}, for the report.
+  kErrors = 10,
 };
 
 // The data of a small collective or send/recv, so that what a program reads back on the host
@@ -257,6 +260,7 @@ inline std::uint32_t MaxPayload(FrameType type) {
     case FrameType::kNames:
     case FrameType::kOps:
     case FrameType::kFatal:
+    case FrameType::kErrors:
       return kMaxFrameBytes;
     case FrameType::kData:
     case FrameType::kDataReply:

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -31,6 +32,13 @@ inline std::string WriteInput(const std::uint8_t* data, std::size_t size, const 
   std::ofstream(path, std::ios::binary | std::ios::trunc)
       .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   return path;
+}
+
+// An error is one line of printable text (myriad/status.h): a line break or a terminal
+// escape from the input in a message is a finding.
+inline void CheckMessage(const std::string& message) {
+  for (unsigned char c : message)
+    if (c < 0x20 || c == 0x7f) std::abort();
 }
 
 }  // namespace myriad::fuzz

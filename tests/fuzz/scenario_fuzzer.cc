@@ -10,5 +10,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string path = myriad::fuzz::WriteInput(data, size, "scenario.toml");
   auto scenario = myriad::emulator::LoadScenario(path);
   if (scenario.ok()) (void)scenario->cluster.total_gpus();
+  if (!scenario.ok()) myriad::fuzz::CheckMessage(scenario.status().message());
   return 0;
 }

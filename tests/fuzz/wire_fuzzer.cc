@@ -9,6 +9,7 @@
 #include <string>
 
 #include "live/frames.h"
+#include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::size_t at = 0;
@@ -20,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string payload(reinterpret_cast<const char*>(data + at), length);
     at += length;
     header.length = static_cast<std::uint32_t>(length);
-    (void)myriad::emulator::frames::Decode(header, payload);
+    const myriad::Status st = myriad::emulator::frames::Decode(header, payload);
+    if (!st.ok()) myriad::fuzz::CheckMessage(st.message());
   }
   return 0;
 }

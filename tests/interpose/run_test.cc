@@ -123,6 +123,10 @@ TEST(RunTest, CopiesOutsideLiveAllocationsFailAsCudasDo) {
                                     kPrograms + "/copy_errors");
   EXPECT_EQ(status, 0) << out;
   EXPECT_THAT(out, HasSubstr("copy errors: ok")) << out;
+  // The report counts what the program was refused.
+  EXPECT_THAT(out, HasSubstr("the program's CUDA calls returned errors, as a real GPU's would "
+                             "have: cudaErrorInvalidValue x 8"))
+      << out;
 }
 
 // Launch shapes CUDA refuses fail as CUDA's do (cudaErrorInvalidConfiguration, not sticky);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace myriad {
 
@@ -21,13 +22,48 @@ class Status {
   static Status NotFound(std::string msg) { return {Code::kNotFound, std::move(msg)}; }
   static Status Unsupported(std::string msg) { return {Code::kUnsupported, std::move(msg)}; }
   static Status Internal(std::string msg) { return {Code::kInternal, std::move(msg)}; }
+  // A report of several lines (a deadlock: who waits for what): the first says what went
+  // wrong, the others add detail; each is one line of printable text, as any message is.
+  static Status InvalidArgumentLines(const std::vector<std::string>& lines) {
+    std::string msg;
+    for (const std::string& line : lines) msg += (msg.empty() ? "" : "\n") + OneLine(line);
+    Status st(Code::kInvalidArgument, "");
+    st.message_ = std::move(msg);
+    return st;
+  }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
+  // One line of printable text: a line break, a terminal escape or any other control
+  // character that an input put into a message is shown escaped (\n, \t, \x1b).
   const std::string& message() const { return message_; }
 
  private:
-  Status(Code code, std::string msg) : code_(code), message_(std::move(msg)) {}
+  Status(Code code, std::string msg) : code_(code), message_(OneLine(std::move(msg))) {}
+  static std::string OneLine(std::string msg) {
+    const auto control = [](unsigned char c) { return c < 0x20 || c == 0x7f; };
+    bool any = false;
+    for (unsigned char c : msg) any = any || control(c);
+    if (!any) return msg;
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : msg) {
+      if (!control(c)) {
+        out += static_cast<char>(c);
+      } else if (c == '\n') {
+        out += "\\n";
+      } else if (c == '\t') {
+        out += "\\t";
+      } else if (c == '\r') {
+        out += "\\r";
+      } else {
+        out += "\\x";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+      }
+    }
+    return out;
+  }
   Code code_ = Code::kOk;
   std::string message_;
 };

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,6 +83,8 @@ class LiveWorkload : public Workload {
   virtual bool WasTold(int process) const = 0;
   // Bytes the processes copied from device memory to the host (no kernel wrote any of them).
   virtual std::uint64_t bytes_read_back() const = 0;
+  // The errors the processes' CUDA calls returned, by name (each process tells at its exit).
+  virtual std::map<std::string, std::uint64_t> cuda_errors() const = 0;
   // Stops serving; pending and future replies are dropped.
   virtual void Stop() = 0;
 };
