@@ -430,8 +430,8 @@ bool Reachable(const void* p, std::size_t bytes, bool host_memory) {
 }
 // The device side of a copy must be reachable; the host side may be any host memory, but not
 // device memory that is no longer (or never was) allocated.
-bool CopyEndsValid(const void* dst, std::size_t dst_bytes, const void* src,
-                   std::size_t src_bytes, CopyKind kind) {
+bool CopyEndsValid(const void* dst, std::size_t dst_bytes, const void* src, std::size_t src_bytes,
+                   CopyKind kind) {
   const auto end_ok = [](const void* p, std::size_t bytes, bool device_side) {
     if (device_side) return Reachable(p, bytes, true);
     return !DeviceMemory::Get().Contains(p) || Reachable(p, bytes, false);

@@ -50,8 +50,8 @@ TEST(FoldTest, BadMeshesAreRefusedNamingWhy) {
   EXPECT_THAT(error("tp=x,dp=4", {"dp"}, 16), HasSubstr("'tp=x' is not AXIS=SIZE"));
   EXPECT_THAT(error("tp=4,dp=4", {"tp"}, 16), HasSubstr("only the data-parallel axis"));
   // Five axes of two billion ranks each: their product used to overflow.
-  EXPECT_EQ(error("tp=2147483647,pp=2147483647,cp=2147483647,ep=2147483647,dp=2147483647",
-                  {"dp"}, 2147483647),
+  EXPECT_EQ(error("tp=2147483647,pp=2147483647,cp=2147483647,ep=2147483647,dp=2147483647", {"dp"},
+                  2147483647),
             "mesh 'tp=2147483647,pp=2147483647,cp=2147483647,ep=2147483647,dp=2147483647' has "
             "more ranks than the world's 2147483647");
 }
