@@ -214,6 +214,45 @@ TEST(ReplayCommandTest, TimesPastTheClocksBoundAreAnErrorNamingTheOp) {
   EXPECT_THAT(legal.out, HasSubstr("total time       2000000000002.000 us"));
 }
 
+// Every other output writer (reports, timelines, gate summaries) also writes into what is
+// there: a symbolic link stays a link to the file that gets the text, a FIFO is written into
+// (read by whoever reads it), /dev/null stays a device.
+TEST(ReplayCommandTest, EveryOutputWriterLeavesNonRegularFilesAlone) {
+  const std::string target = TempPath("report_target.json");
+  const std::string link = TempPath("report_link.json");
+  std::remove(target.c_str());
+  std::remove(link.c_str());
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  const std::string fifo = TempPath("timeline_fifo");
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto timeline = std::async(std::launch::async, [&] { return ReadFile(fifo); });
+  const auto replay = Call(RunReplay, {kOverlap, "--scenario", "scenarios/dgx-h100.toml",
+                                       "--report", link, "--timeline", fifo});
+  ASSERT_EQ(replay.status, 0) << replay.err;
+  EXPECT_THAT(timeline.get(), HasSubstr("traceEvents"));
+  struct stat st {};
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_THAT(ReadFile(target), HasSubstr("\"iteration_time_us\""));
+
+  const std::string markdown_target = TempPath("gate_target.md");
+  const std::string markdown_link = TempPath("gate_link.md");
+  std::remove(markdown_target.c_str());
+  std::remove(markdown_link.c_str());
+  ASSERT_EQ(::symlink(markdown_target.c_str(), markdown_link.c_str()), 0);
+  const auto gate = Call(RunGate, {"--baseline", target, "--current", target, "--markdown",
+                                   markdown_link, "--benchmark-json", "/dev/null"});
+  ASSERT_EQ(gate.status, 0) << gate.err;
+  ASSERT_EQ(::lstat(markdown_link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_FALSE(ReadFile(markdown_target).empty());
+  ASSERT_EQ(::lstat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+}
+
 // A world too large for the address space the process may use is refused before anything is
 // built, with what it needs and how to make it fit (1,048,576 ranks reserve 80 GiB).
 TEST(ReplayCommandTest, AWorldThatCannotFitIsRefusedUpFront) {
