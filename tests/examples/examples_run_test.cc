@@ -295,6 +295,43 @@ TEST(ExamplesRunTest, AFoldedTensorPipelineDataParallelRunEqualsTheUnfoldedOne) 
   EXPECT_EQ(what(folded), what(unfolded));
 }
 
+// A process may drive several GPUs under folding: nccl-tests' pattern (-g 8, one communicator
+// of all 128 GPUs made with ncclCommInitRank per GPU in a group) as 16 processes of 8 GPUs,
+// folded as TP 8 x DP 16, runs one process and predicts what the 16 do, rank by rank.
+TEST(ExamplesRunTest, AFoldedRunOfProcessesWithEightGpusEqualsTheUnfoldedOne) {
+  const std::string dir = ::testing::TempDir();
+  auto run = [&](const std::string& flags, const std::string& name) {
+    const std::string report = dir + "myriad_fold_g8_" + name + ".json";
+    const auto [status, out] = myriad::testing::RunCommand(
+        std::string(MYRIAD_BINARY) + " run scenarios/h100-x16.toml --processes 16 " +
+        "--devices-per-process 8 " + flags + " --timeout 120 --report " + report + " -- " + kBench +
+        kBenchArgs + " -g 8 2>&1");
+    EXPECT_EQ(status, 0) << out;
+    return std::make_pair(ReadJson(report), out);
+  };
+  const auto [unfolded, unfolded_out] = run("", "unfolded");
+  const auto [folded, folded_out] = run("--fold dp --mesh tp=8,dp=16", "folded");
+  EXPECT_THAT(folded_out, HasSubstr("ranks 0-7 ran as processes; the other 120 ranks"));
+  EXPECT_EQ(BusBandwidths(folded_out, true), BusBandwidths(unfolded_out, true));
+  for (const char* key : {"iteration_time_us", "iterations", "total_time_us", "simulated_ops",
+                          "breakdown_us", "peak_memory_bytes", "kernel_timing", "collectives"})
+    EXPECT_EQ(folded[key], unfolded[key]) << key;
+  ASSERT_EQ(folded["ranks"].size(), 128u);
+  for (int r = 0; r < 128; ++r) {
+    nlohmann::json rank = folded["ranks"][r];
+    EXPECT_EQ(rank.contains("mirror_of"), r >= 8);
+    rank.erase("mirror_of");
+    EXPECT_EQ(rank, unfolded["ranks"][r]) << "rank " << r;
+  }
+  // A replica that is not whole processes is refused.
+  const auto [status, out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run scenarios/h100-x16.toml --processes 16 " +
+      "--devices-per-process 8 --fold dp --mesh tp=4,dp=32 -- " + kBench + " -g 8 2>&1");
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_THAT(out, HasSubstr("needs the ranks of a data-parallel replica (4, mesh tp=4,dp=32) "
+                             "to be a multiple of 8"));
+}
+
 // What folding cannot take is refused up front with a clear error: a mesh that does not fit
 // the world, a fold axis other than dp.
 TEST(ExamplesRunTest, FoldingErrorsNameWhatCannotBeFolded) {
