@@ -5,6 +5,25 @@
 #include <cstring>
 
 namespace myriad::emulator::frames {
+namespace {
+
+// A payload of repeated {u32 number, u32 length, that many bytes} (names, error tallies); false
+// if it does not split into them exactly.
+bool ReadNumberedStrings(const std::string& payload,
+                         std::vector<std::pair<std::uint32_t, std::string>>* out) {
+  std::size_t offset = 0;
+  while (offset < payload.size()) {
+    std::uint32_t number = 0, length = 0;
+    if (!wire::Read(payload, offset, number) || !wire::Read(payload, offset, length) ||
+        payload.size() - offset < length)
+      return false;
+    out->emplace_back(number, payload.substr(offset, length));
+    offset += length;
+  }
+  return true;
+}
+
+}  // namespace
 
 Status DecodeHello(const std::string& payload, wire::Hello* hello) {
   std::size_t offset = 0;
@@ -15,15 +34,10 @@ Status DecodeHello(const std::string& payload, wire::Hello* hello) {
 
 Status DecodeNames(const std::string& payload,
                    std::vector<std::pair<std::uint32_t, std::string>>* names) {
-  std::size_t offset = 0;
-  while (offset < payload.size()) {
-    std::uint32_t id = 0, length = 0;
-    if (!wire::Read(payload, offset, id) || !wire::Read(payload, offset, length) ||
-        payload.size() - offset < length || id == 0)
-      return Status::InvalidArgument("a malformed name table");
-    names->emplace_back(id, payload.substr(offset, length));
-    offset += length;
-  }
+  if (!ReadNumberedStrings(payload, names))
+    return Status::InvalidArgument("a malformed name table");
+  for (const auto& [id, name] : *names)
+    if (id == 0) return Status::InvalidArgument("a malformed name table");
   return Status::Ok();
 }
 
@@ -66,17 +80,13 @@ Status DecodeThread(const std::string& payload, wire::ThreadState* report) {
 
 Status DecodeErrors(const std::string& payload,
                     std::vector<std::pair<std::uint32_t, std::string>>* errors) {
-  std::size_t offset = 0;
-  while (offset < payload.size()) {
-    std::uint32_t count = 0, length = 0;
-    if (!wire::Read(payload, offset, count) || !wire::Read(payload, offset, length) ||
-        payload.size() - offset < length || length == 0 || length > kMaxCommName)
+  if (!ReadNumberedStrings(payload, errors))
+    return Status::InvalidArgument("a malformed error tally");
+  for (const auto& [count, name] : *errors) {
+    if (name.empty() || name.size() > kMaxCommName)
       return Status::InvalidArgument("a malformed error tally");
-    std::string name = payload.substr(offset, length);
     for (unsigned char c : name)
       if (c < 0x21 || c > 0x7e) return Status::InvalidArgument("a malformed error tally");
-    errors->emplace_back(count, std::move(name));
-    offset += length;
   }
   return Status::Ok();
 }

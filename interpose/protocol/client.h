@@ -55,13 +55,7 @@ class Client {
   }
   // Names: (id, text) pairs.
   bool SendNames(const std::vector<std::pair<std::uint32_t, std::string>>& names) {
-    std::string payload;
-    for (const auto& [id, text] : names) {
-      Append(payload, id);
-      Append(payload, static_cast<std::uint32_t>(text.size()));
-      payload += text;
-    }
-    return SendFrame(FrameType::kNames, payload);
+    return SendFrame(FrameType::kNames, NumberedStrings(names));
   }
   bool SendOps(std::int32_t device, const WireOp* ops, std::uint32_t count,
                std::uint32_t thread = 0, std::int64_t thread_time_ps = 0,
@@ -91,13 +85,7 @@ class Client {
   }
   // (count, error name) pairs: what the process's CUDA calls returned.
   bool SendErrors(const std::vector<std::pair<std::uint32_t, std::string>>& errors) {
-    std::string payload;
-    for (const auto& [count, name] : errors) {
-      Append(payload, count);
-      Append(payload, static_cast<std::uint32_t>(name.size()));
-      payload += name;
-    }
-    return SendFrame(FrameType::kErrors, payload);
+    return SendFrame(FrameType::kErrors, NumberedStrings(errors));
   }
   bool SendThread(const ThreadState& state) {
     std::string payload;
@@ -156,6 +144,17 @@ class Client {
   int fd() const { return fd_; }
 
  private:
+  // Repeated {u32 number, u32 length, text}: names and error tallies.
+  static std::string NumberedStrings(
+      const std::vector<std::pair<std::uint32_t, std::string>>& items) {
+    std::string payload;
+    for (const auto& [number, text] : items) {
+      Append(payload, number);
+      Append(payload, static_cast<std::uint32_t>(text.size()));
+      payload += text;
+    }
+    return payload;
+  }
   // Reads the next frame, which must be of type `want` (a kFatal frame's text lands in
   // `fatal`); false on anything else. A stale kTimer (see ReadTimer) is skipped.
   bool ReadFrame(FrameType want, std::string* payload, std::string* fatal) {

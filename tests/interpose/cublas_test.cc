@@ -48,39 +48,20 @@ int FakeStreamId(cudaStream_t stream) {
 }
 std::int64_t FakeThreadTime() { return 0; }
 
-const myriad::shim::ClientTable kTable = {2,
-                                          FakeSubmit,
-                                          FakeCall,
-                                          FakeIntern,
-                                          FakeCurrentDevice,
-                                          FakeStreamId,
-                                          FakeThreadTime,
-                                          0,
-                                          8,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr,
-                                          nullptr};
+// The entries the cuBLAS shims call; the rest (host threads, the driver's) stay null.
+const myriad::shim::ClientTable kTable = [] {
+  myriad::shim::ClientTable t{};
+  t.version = 2;
+  t.submit = FakeSubmit;
+  t.call = FakeCall;
+  t.intern = FakeIntern;
+  t.current_device = FakeCurrentDevice;
+  t.stream_id = FakeStreamId;
+  t.thread_time = FakeThreadTime;
+  t.process = 0;
+  t.devices = 8;
+  return t;
+}();
 
 cudaStream_t Stream(std::intptr_t id) { return reinterpret_cast<cudaStream_t>(id); }
 std::string NameOf(const WireOp& op) { return Rec().names.at(op.name - 1); }

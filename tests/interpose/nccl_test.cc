@@ -64,19 +64,21 @@ std::int64_t FakeThreadTime() { return 0; }
 int flushes = 0;
 void FakeFlush() { ++flushes; }
 
-const ClientTable kTable = {2, FakeSubmit, FakeCall, FakeIntern, FakeCurrentDevice, FakeStreamId,
-                            FakeThreadTime,
-                            /*process=*/3,
-                            /*devices=*/8, FakeFlush,
-                            // host threads: the NCCL shim never calls them
-                            nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                            nullptr, nullptr, nullptr, nullptr,
-                            // the driver's entries: the NCCL shim never calls them
-                            nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                            // timed waits
-                            nullptr, nullptr,
-                            // ordering after a lock's releaser
-                            nullptr, nullptr};
+// The entries the NCCL shim calls; the rest (host threads, the driver's) stay null.
+const ClientTable kTable = [] {
+  ClientTable t{};
+  t.version = 2;
+  t.submit = FakeSubmit;
+  t.call = FakeCall;
+  t.intern = FakeIntern;
+  t.current_device = FakeCurrentDevice;
+  t.stream_id = FakeStreamId;
+  t.thread_time = FakeThreadTime;
+  t.process = 3;
+  t.devices = 8;
+  t.flush = FakeFlush;
+  return t;
+}();
 
 cudaStream_t Stream(int id) {
   return reinterpret_cast<cudaStream_t>(static_cast<std::intptr_t>(id));
