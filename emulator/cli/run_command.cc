@@ -227,17 +227,21 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   auto plan = emulator::PlanFold(mesh, fold, processes * devices);
   if (!plan.ok()) return usage_error(plan.status().message());
   if (plan->folded()) {
-    // The live ranks are whole processes: a process drives D consecutive ranks.
-    if (plan->live % devices != 0)
+    // The live ranks are whole processes (a process drives D consecutive ranks); torchrun's
+    // agents start only their live workers, so the live ranks may end inside the last one.
+    if (plan->live % devices != 0 && !(torchrun && plan->live < devices))
       return usage_error(fmt::format(
           "--fold with --devices-per-process {0} needs the ranks of a data-parallel replica "
           "({1}, mesh {2}) to be a multiple of {0}, so that they are whole processes",
           devices, plan->live, plan->mesh));
-    if (launch.env == emulator::LaunchEnv::kMpi || torchrun)
+    if (launch.env == emulator::LaunchEnv::kMpi)
       return usage_error(
-          "--fold starts the live processes itself: not under mpirun or torchrun yet (use "
-          "--env torchrun or slurm with the program as the command)");
-    launch.live_processes = plan->live / devices;
+          "--fold starts the live processes itself: not under mpirun yet (use --env torchrun "
+          "or slurm; docs/run.md, \"Folding\", says what MPI would need)");
+    launch.live_processes = (plan->live + devices - 1) / devices;
+    // Torch's ranks: the processes, or torchrun's workers.
+    launch.live_ranks = torchrun ? plan->live : launch.live_processes;
+    launch.fold_world = torchrun ? plan->world : processes;
     // Beyond 128 ranks PyTorch makes its NCCL communicators with one unique id per 128 ranks,
     // each from a rank of its own (ncclCommInitRankScalable), and those ranks are mirrors:
     // with one root, rank 0 makes the only id.
@@ -287,7 +291,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   emulator::LiveOptions live;
   live.placement = *placement;
   live.fold = *plan;
-  if (plan->folded()) live.placement.resize(static_cast<std::size_t>(plan->live / devices));
+  if (plan->folded())
+    live.placement.resize(static_cast<std::size_t>((plan->live + devices - 1) / devices));
   live.description = "process " + launch.command[0];
   auto workload = emulator::LiveWorkload::Start(live);
   if (!workload.ok()) {

@@ -146,7 +146,10 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
       env["MASTER_ADDR"] = "127.0.0.1";
       env["MASTER_PORT"] = std::to_string(master_port);
       if (o.agent_per_node) {
-        env["PET_NNODES"] = std::to_string(nodes);
+        // Under rank folding only the live nodes' agents run: they form the rendezvous.
+        env["PET_NNODES"] = std::to_string(
+            o.live_processes > 0 ? std::min(nodes, (o.live_processes + per_node - 1) / per_node)
+                                 : nodes);
         env["PET_NODE_RANK"] = std::to_string(node);
         env["PET_MASTER_ADDR"] = "127.0.0.1";
         env["PET_MASTER_PORT"] = std::to_string(master_port);
@@ -182,8 +185,10 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
   env["MYRIAD_DEVICES"] = std::to_string(visible);
   // Rank folding: how many of the world's ranks run (Python's hook sizes torch's rendezvous
   // for them, interpose/python/sitecustomize.py).
-  if (o.live_processes > 0 && o.live_processes < o.processes)
-    env["MYRIAD_FOLD_LIVE"] = std::to_string(o.live_processes);
+  if (o.live_processes > 0 && o.live_ranks > 0 && o.live_ranks < o.fold_world) {
+    env["MYRIAD_FOLD_LIVE"] = std::to_string(o.live_ranks);
+    env["MYRIAD_FOLD_WORLD"] = std::to_string(o.fold_world);
+  }
   env["MYRIAD_NODE"] = std::to_string(node);
   const char* library_path = std::getenv("LD_LIBRARY_PATH");
   env["LD_LIBRARY_PATH"] =

@@ -160,12 +160,36 @@ def _size_rendezvous_for_live_ranks(rendezvous):
     rendezvous._create_c10d_store = create_c10d_store
 
 
+def _start_live_workers_only(api):
+    """Rank folding with torchrun as the command: `myriad run` starts the agents of the live
+    nodes only (PET_NNODES counts them), and each starts the workers whose global rank is
+    below MYRIAD_FOLD_LIVE, telling them the whole world's size (MYRIAD_FOLD_WORLD) as
+    WORLD_SIZE, as the unfolded job's agents would."""
+    live = _live_ranks()
+    world = int(os.environ.get("MYRIAD_FOLD_WORLD", "0"))
+    agent = getattr(api, "SimpleElasticAgent", None)
+    original = getattr(agent, "_assign_worker_ranks", None)
+    if live <= 0 or world <= 0 or original is None:
+        return
+
+    @functools.wraps(original)
+    def assign_worker_ranks(self, *args, **kwargs):
+        workers = [w for w in original(self, *args, **kwargs) if w.global_rank < live]
+        for worker in workers:
+            worker.world_size = world
+            worker.role_world_size = world
+        return workers
+
+    agent._assign_worker_ranks = assign_worker_ranks
+
+
 class _PatchAfterImport(importlib.abc.MetaPathFinder):
     """Patches torch's modules as soon as each has run (before others import its names)."""
 
     _PATCHES = {
         "torch.distributed.distributed_c10d": _patch_c10d,
         "torch.distributed.rendezvous": _size_rendezvous_for_live_ranks,
+        "torch.distributed.elastic.agent.server.api": _start_live_workers_only,
     }
 
     def __init__(self):

@@ -191,6 +191,44 @@ TEST(TorchFold, AFoldedDeviceMeshRunEqualsTheUnfoldedOne) {
   EXPECT_EQ(folded, unfolded) << FirstDifference(folded, unfolded);
 }
 
+// Rank folding with torchrun as the command: only the live nodes' agents run, and each starts
+// only its live workers, told the whole world's size. DDP as `torchrun --nproc-per-node 8`
+// folded to one worker predicts what the folded 8-process run does (and so what 8 processes
+// do), on one node and over two; only the communicators' names (ids made by other processes)
+// and the command differ.
+TEST(TorchFold, TorchrunAsTheCommandStartsOnlyTheLiveWorkers) {
+  const std::string python = Python();
+  if (python.empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
+  const std::string torchrun = kSource + "/.venv-torch/bin/torchrun";
+  const auto run = [&](const std::string& scenario, const std::string& command,
+                       const std::string& name) {
+    const std::string report = ::testing::TempDir() + "/torch_fold_" + name + ".json";
+    const auto [status, out] = myriad::testing::RunCommand(
+        std::string(MYRIAD_BINARY) + " run " + scenario + " --fold dp " +
+        "--iteration-marker 'Train step' --timeout 300 --report " + report + " -- " + command +
+        " 2>&1");
+    EXPECT_EQ(status, 0) << out;
+    nlohmann::json json = status == 0 ? nlohmann::json::parse(ReadFile(report)) : nlohmann::json();
+    if (json.is_null()) return json;
+    EXPECT_THAT(json["notes"].dump(), ::testing::HasSubstr("ranks 0-0 ran as processes")) << out;
+    json.erase("workload");
+    for (auto& c : json["collectives"]) c.erase("comm");
+    return json;
+  };
+  const std::string ddp = " examples/pytorch/ddp.py --steps 4 --layers 2";
+  for (const auto& [scenario, nodes] :
+       {std::make_pair(std::string("scenarios/dgx-h100.toml"), 1),
+        std::make_pair(std::string("tests/examples/data/h100-2-nodes.toml"), 2)}) {
+    const nlohmann::json launched =
+        run(scenario, torchrun + " --nproc-per-node 8" + ddp, "torchrun" + std::to_string(nodes));
+    const nlohmann::json direct = run(scenario + " --processes " + std::to_string(8 * nodes),
+                                      python + ddp, "direct" + std::to_string(nodes));
+    ASSERT_FALSE(launched.is_null());
+    EXPECT_EQ(launched["world_size"], 8 * nodes);
+    EXPECT_EQ(launched, direct) << nodes << " node(s): " << FirstDifference(launched, direct);
+  }
+}
+
 // Small collectives carry real data: what a rank reads back after a broadcast or an all-reduce
 // of tensors it copied to the GPU is the true result (kernels are not run, so the tensors are
 // filled by copies from the host).

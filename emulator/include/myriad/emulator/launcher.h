@@ -39,8 +39,13 @@ Result<std::vector<ProcessPlacement>> PlaceProcesses(int processes, int devices_
 struct LaunchOptions {
   std::vector<std::string> command;
   int processes = 1;  // the world's: WORLD_SIZE and friends
-  // Rank folding: only processes 0..live_processes-1 are started (0: all of them).
+  // Rank folding: only processes 0..live_processes-1 are started (0: all of them). Their ranks
+  // 0..live_ranks-1 run (MYRIAD_FOLD_LIVE) of a world of fold_world (MYRIAD_FOLD_WORLD): the
+  // processes themselves, or the workers torchrun agents start (a partial last agent starts
+  // only its live ones; interpose/python/sitecustomize.py).
   int live_processes = 0;
+  int live_ranks = 0;
+  int fold_world = 0;
   int devices_per_process = 1;
   int processes_per_node = 1;  // for LOCAL_RANK and friends: GPUs per node / devices per process
   // The devices each process sees (MYRIAD_DEVICES); empty: devices_per_process each.
