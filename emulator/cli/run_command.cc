@@ -291,8 +291,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   emulator::LiveOptions live;
   live.placement = *placement;
   live.fold = *plan;
-  if (plan->folded())
-    live.placement.resize(static_cast<std::size_t>((plan->live + devices - 1) / devices));
+  if (plan->folded()) live.placement.resize(static_cast<std::size_t>(launch.live_processes));
   live.description = "process " + launch.command[0];
   auto workload = emulator::LiveWorkload::Start(live);
   if (!workload.ok()) {

@@ -49,10 +49,8 @@ std::string Identity(const std::string& path) {
   return error ? fs::path(path).lexically_normal().string() : canonical.string();
 }
 
-// Cluster size: ten times the largest GPU clusters built (about 100,000 GPUs), so that what a
-// scenario describes fits in memory (`nodes = 10000000` used to exhaust it building the
-// network), and scale-up domains beyond NVL576.
-constexpr std::int64_t kMaxClusterGpus = 1 << 20;
+// GPUs in a node: scale-up domains beyond NVL576 (the cluster's bound: netmodel::
+// kMaxClusterGpus).
 constexpr int kMaxGpusPerNode = 1024;
 
 // Includes nest at most this deep: a chain of 10,000 files overflowed the stack; real
@@ -677,9 +675,10 @@ class Resolver {
           fmt::format("must be at most {}, got {}", kMaxGpusPerNode, gpus_per_node.value));
     }
     const std::int64_t total = std::int64_t{nodes.value} * gpus_per_node.value;
-    if (total > kMaxClusterGpus) {
+    if (total > netmodel::kMaxClusterGpus) {
       return nodes.Error(fmt::format("{} nodes of {} GPUs is {} GPUs; a cluster has at most {}",
-                                     nodes.value, gpus_per_node.value, total, kMaxClusterGpus));
+                                     nodes.value, gpus_per_node.value, total,
+                                     netmodel::kMaxClusterGpus));
     }
     cluster_.nodes = nodes.value;
     cluster_.gpus_per_node = gpus_per_node.value;

@@ -17,6 +17,8 @@
 #include <cstring>
 #include <string>
 
+#include "myriad/netmodel/cluster.h"
+
 namespace myriad::emulator::binary_trace {
 
 static_assert(std::endian::native == std::endian::little,
@@ -35,10 +37,10 @@ inline constexpr std::size_t kOpCountAt = 48;
 inline constexpr std::size_t kHeaderSize = 56;
 inline constexpr std::size_t kIndexEntrySize = 24;
 
-// Largest world a trace may declare: the largest cluster a scenario may describe
-// (docs/scenarios.md, "Bounds"), so that a corrupt header cannot make a reader reserve absurd
-// amounts of memory (16,777,216 ranks made a 400 MB index).
-inline constexpr std::uint32_t kMaxWorldSize = 1u << 20;
+// Largest world a trace may declare: the largest cluster a scenario may describe, so that a
+// corrupt header cannot make a reader reserve absurd amounts of memory (16,777,216 ranks made
+// a 400 MB index).
+inline constexpr std::uint32_t kMaxWorldSize = netmodel::kMaxClusterGpus;
 
 // An upper bound on one encoded op: kind and flags (2 bytes) plus, for the largest kind (a
 // kernel with every optional field), 20 varints of at most 10 bytes, two dtype bytes and an

@@ -505,13 +505,14 @@ cudaError_t Copy2D(void* dst, std::size_t dpitch, const void* src, std::size_t s
   constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
   if (height - 1 > (kMax - width) / dpitch || height - 1 > (kMax - width) / spitch)
     return Fail(cudaErrorInvalidValue);
+  const CopyKind copy_kind = KindOf(dst, src, kind);
   if (!CopyEndsValid(dst, (height - 1) * dpitch + width, src, (height - 1) * spitch + width,
-                     KindOf(dst, src, kind)))
+                     copy_kind))
     return Fail(cudaErrorInvalidValue);
   for (std::size_t row = 0; row < height; ++row)
     MoveBytes(static_cast<char*>(dst) + row * dpitch, static_cast<const char*>(src) + row * spitch,
               width);
-  return SubmitCopy(width * height, KindOf(dst, src, kind), device, id, async);
+  return SubmitCopy(width * height, copy_kind, device, id, async);
 }
 
 // --- __device__ variables: each registered one gets device memory (reserved, not counted,
@@ -554,11 +555,11 @@ cudaError_t Set(void* dst, unsigned value, std::size_t width, std::size_t count,
   int device = 0;
   std::int32_t id = 0;
   if (!Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  // Device memory, or managed memory (not pinned or registered host memory).
   HostMemory::Block managed;
   const bool in_managed =
       HostMemory::Get().Find(dst, &managed) && managed.kind == HostMemory::Kind::kManaged;
-  if (!(DeviceMemory::Get().Contains(dst) || in_managed) || !Reachable(dst, bytes, in_managed))
-    return Fail(cudaErrorInvalidValue);
+  if (!Reachable(dst, bytes, in_managed)) return Fail(cudaErrorInvalidValue);
   if (bytes <= RealCopyBytes()) {
     auto* out = static_cast<unsigned char*>(dst);
     if (width == 1) {

@@ -146,14 +146,16 @@ struct Barrier {
 };
 struct Objects {
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-  std::unordered_map<const void*, std::int64_t> released;  // mutex -> latest unlock's clock
-  // Who let go of it last, having enqueued how many ops (a thread that enqueued none leaves
-  // the record as it was: the work it saw let go of comes first still).
+  // What a mutex's (semaphore's, ended thread's) latest release left for whoever takes it:
+  // the latest unlock's clock, and who let go of it last having enqueued how many ops (a
+  // thread that enqueued none leaves them as they were: the work it saw let go of comes
+  // first still).
   struct Release {
+    std::int64_t clock = 0;
     void* by = nullptr;
     std::uint64_t ops = 0;
   };
-  std::unordered_map<const void*, Release> released_by;
+  std::unordered_map<const void*, Release> released;
   std::unordered_map<const void*, std::vector<void*>> waiters;  // mutex or cond -> threads
   std::unordered_map<const void*, Barrier> barriers;
   std::unordered_map<pthread_t, void*> threads;  // for joins
@@ -193,16 +195,19 @@ void WakeAll(const Table* t, const void* object, std::int64_t at) {
   for (void* waiter : it->second) t->host_wake(waiter, at);
   Objs().waiters.erase(it);
 }
-// The calling thread lets go of `object` (objects locked): whoever takes it next orders its
-// ops after the ones this thread enqueued so far.
-void RecordRelease(const Table* t, const void* object) {
+// The calling thread lets go of what `release` records (objects locked): whoever takes it
+// next orders its ops after the ones this thread enqueued so far.
+void RecordRelease(const Table* t, Objects::Release& release) {
   if (t->version < 6) return;
-  if (const std::uint64_t ops = t->ops_enqueued(); ops > 0)
-    Objs().released_by[object] = {t->thread_self(), ops};
+  if (const std::uint64_t ops = t->ops_enqueued(); ops > 0) {
+    release.by = t->thread_self();
+    release.ops = ops;
+  }
 }
-Objects::Release ReleasedBy(const void* object) {
-  auto it = Objs().released_by.find(object);
-  return it == Objs().released_by.end() ? Objects::Release{} : it->second;
+// What the latest release of `object` left (objects locked).
+Objects::Release ReleaseOf(const void* object) {
+  auto it = Objs().released.find(object);
+  return it == Objs().released.end() ? Objects::Release{} : it->second;
 }
 // The calling thread took `object`, which `release` let go of (no lock held): the work
 // enqueued before that reaches Myriad's GPU queues before the caller's next ops, so a thread
@@ -211,24 +216,17 @@ Objects::Release ReleasedBy(const void* object) {
 void OrderAfter(const Table* t, const Objects::Release& release) {
   if (release.by != nullptr && t->version >= 6) t->order_after(release.by, release.ops);
 }
-void ForgetObject(const void* object) {
-  Objs().released.erase(object);
-  Objs().released_by.erase(object);
-}
+void ForgetObject(const void* object) { Objs().released.erase(object); }
 // The calling thread lets go of `object` (a mutex's unlock, a semaphore's post; objects
 // locked): whoever takes it next resumes no earlier than now, and its waiters run again.
 void LetGo(const Table* t, const void* object) {
   const std::int64_t now = Clock(t);
   if (Started(t)) {
-    std::int64_t& released = Objs().released[object];
-    released = std::max(released, now);
-    RecordRelease(t, object);
+    Objects::Release& release = Objs().released[object];
+    release.clock = std::max(release.clock, now);
+    RecordRelease(t, release);
   }
   WakeAll(t, object, now);
-}
-std::int64_t Released(const void* mutex) {
-  auto it = Objs().released.find(mutex);
-  return it == Objs().released.end() ? 0 : it->second;
 }
 
 // The real time `ns` from now on CLOCK_REALTIME (the syscall: the wrapper is virtual).
@@ -254,7 +252,7 @@ void Exiting(const Table* t) {
   Inside inside;
   {
     Locked lock;
-    if (Started(t)) RecordRelease(t, t->thread_self());
+    if (Started(t)) RecordRelease(t, Objs().released[t->thread_self()]);
     WakeAll(t, t->thread_self(), Clock(t));
   }
   t->thread_exited(t->thread_self());
@@ -405,14 +403,13 @@ int SemaphoreWait(const Table* t, sem_t* sem, const timespec* real_deadline,
     }
   }
   const int saved = errno;
-  std::int64_t posted = 0;
-  Objects::Release by;
+  Objects::Release release;
   if (rc == 0 && is_private && Started(t)) {
     Locked lock;
-    posted = Released(sem);
-    by = ReleasedBy(sem);
+    release = ReleaseOf(sem);
   }
-  OrderAfter(t, by);
+  OrderAfter(t, release);
+  std::int64_t posted = release.clock;
   // Timed out in real time: the clock moves to the deadline, as TimedWait's would.
   if (rc != 0 && saved == ETIMEDOUT && virtual_deadline >= 0 && deadline < 0)
     posted = virtual_deadline;
@@ -508,12 +505,12 @@ MYRIAD_PRELOAD_EXPORT int pthread_join(pthread_t thread, void** value) {
     StopWaiting(t, joined);
   }
   // The joined thread's work came first: the join ends no earlier than it did.
-  Objects::Release by;
+  Objects::Release release;
   if (rc == 0 && joined != nullptr) {
     Locked lock;
-    by = ReleasedBy(joined);
+    release = ReleaseOf(joined);
   }
-  OrderAfter(t, by);
+  OrderAfter(t, release);
   t->host_resume(rc == 0 && joined != nullptr ? t->thread_clock(joined) : 0);
   if (rc == 0) {
     Locked lock;
@@ -597,17 +594,15 @@ MYRIAD_PRELOAD_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex) {
     }
     if (rc == ETIMEDOUT) rc = EBUSY;  // not its turn yet: wait again (reported again)
   }
-  std::int64_t released = 0;
-  Objects::Release by;
+  Objects::Release release;
   {
     Locked lock;
     Objs().releasing.erase(mutex);  // taken: whatever released it is done
-    released = Released(mutex);
-    by = ReleasedBy(mutex);
+    release = ReleaseOf(mutex);
   }
-  if (!Started(t)) released = 0;  // clocks are all real until the first CUDA call
-  OrderAfter(t, by);
-  t->host_resume(released);
+  if (!Started(t)) release.clock = 0;  // clocks are all real until the first CUDA call
+  OrderAfter(t, release);
+  t->host_resume(release.clock);
   return rc;
 }
 
@@ -635,27 +630,25 @@ MYRIAD_PRELOAD_EXPORT int pthread_mutex_destroy(pthread_mutex_t* mutex) {
 // A condition wait lets its mutex go at the waiter's clock (objects locked): its waiters run
 // again, and while libc releases it a thread that finds it held waits counted as running.
 static void LetGoForCondWait(const Table* t, pthread_mutex_t* mutex) {
-  std::int64_t& released = Objs().released[mutex];
-  released = std::max(released, Clock(t));
-  if (Started(t)) RecordRelease(t, mutex);
+  Objects::Release& release = Objs().released[mutex];
+  release.clock = std::max(release.clock, Clock(t));
+  if (Started(t)) RecordRelease(t, release);
   ++Objs().releasing[mutex];
   WakeAll(t, mutex, Clock(t));
 }
 // The wait is over and libc has re-taken the mutex: the thread resumes no earlier than the
 // latest unlock.
 static void RetakeAfterCondWait(const Table* t, pthread_cond_t* cond, pthread_mutex_t* mutex) {
-  std::int64_t released = 0;
-  Objects::Release by;
+  Objects::Release release;
   {
     Locked lock;
     StopWaiting(t, cond);
     auto it = Objs().releasing.find(mutex);
     if (it != Objs().releasing.end() && --it->second <= 0) Objs().releasing.erase(it);
-    released = Released(mutex);
-    by = ReleasedBy(mutex);
+    release = ReleaseOf(mutex);
   }
-  OrderAfter(t, by);
-  t->host_resume(released);
+  OrderAfter(t, release);
+  t->host_resume(release.clock);
 }
 
 // A condition wait: the mutex is released at the waiter's clock; a signal wakes it at the

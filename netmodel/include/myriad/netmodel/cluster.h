@@ -45,6 +45,11 @@ struct ScaleOut {
   bool in_network_reduction = false;
 };
 
+// The most GPUs a cluster may have: ten times the largest clusters built (about 100,000
+// GPUs), so that what a scenario or a trace describes fits in memory (`nodes = 10000000` used
+// to exhaust it building the network). docs/scenarios.md, "Bounds".
+inline constexpr int kMaxClusterGpus = 1 << 20;
+
 struct Cluster {
   GpuSpec gpu;
   int nodes = 0;
