@@ -150,13 +150,41 @@ Status Simulation::ArriveCollective(int rank, int slot, const Op& call) {
   return Status::Ok();
 }
 
-Status Simulation::ArriveP2p(int rank, int slot, const Op& call) {
+// Rank folding: a mirror replays its source's send or receive. On a communicator it shares
+// with its source (the world, a data-parallel group), the source named its peer as seen from
+// its own place; the mirror's peer is the same rank shifted by as many ranks as the mirror is
+// from its source (a ring's next rank stays the next). On its own replica's copy the peer's
+// index already means the mirror's counterpart.
+Status Simulation::MirrorPeer(int rank, const Communicator& comm, Op& call) const {
+  const int source = ranks_[static_cast<size_t>(rank)]->source->mirror_of();
+  if (source < 0 || source == rank) return Status::Ok();
+  if (std::find(comm.ranks.begin(), comm.ranks.end(), source) == comm.ranks.end())
+    return Status::Ok();  // its replica's copy
+  const int n = static_cast<int>(comm.ranks.size());
+  if (call.peer < 0 || call.peer >= n) return Status::Ok();  // ArriveP2p says what is wrong
+  const long world = static_cast<long>(ranks_.size());
+  const int peer_rank = comm.ranks[static_cast<size_t>(call.peer)];
+  const int shifted = static_cast<int>((peer_rank + static_cast<long>(rank - source) + world) % world);
+  const auto it = std::find(comm.ranks.begin(), comm.ranks.end(), shifted);
+  if (it == comm.ranks.end())
+    return Status::InvalidArgument(fmt::format(
+        "rank {} (a mirror of rank {}): {}: its source's peer is rank {}, and the mirror's "
+        "(shifted as far as the mirror is from its source) would be rank {}, which is not in "
+        "'{}': this program's peers do not follow the fold (run it unfolded)",
+        rank, source, Describe(call), peer_rank, shifted, names_.Name(call.comm)));
+  call.peer = static_cast<int>(it - comm.ranks.begin());
+  return Status::Ok();
+}
+
+Status Simulation::ArriveP2p(int rank, int slot, const Op& source_call) {
   Rank& r = *ranks_[static_cast<size_t>(rank)];
   const Communicator* found = nullptr;
   int me = 0;
-  if (Status st = MemberOf(rank, call, &found, &me); !st.ok()) return st;
+  if (Status st = MemberOf(rank, source_call, &found, &me); !st.ok()) return st;
   const Communicator& comm = *found;
   const int n = static_cast<int>(comm.ranks.size());
+  Op call = source_call;
+  if (Status st = MirrorPeer(rank, comm, call); !st.ok()) return st;
   if (call.peer < 0 || call.peer >= n || call.peer == me)
     return Status::InvalidArgument(fmt::format("rank {}: {}: peer {} is not another rank of '{}'",
                                                rank, Describe(call), call.peer,

@@ -231,7 +231,8 @@ class Simulation {
   // The communicator of `call` and the rank's place in it, or why the rank cannot call it.
   Status MemberOf(int rank, const Op& call, const Communicator** comm, int* comm_rank) const;
   Status ArriveCollective(int rank, int slot, const Op& call);
-  Status ArriveP2p(int rank, int slot, const Op& call);
+  Status ArriveP2p(int rank, int slot, const Op& source_call);
+  Status MirrorPeer(int rank, const Communicator& comm, Op& call) const;
   void Resolve(int rank, int slot, SimTime end, std::string detail);
   // The communication of the head op of (rank, slot) is in flight from now on.
   void BeginComm(int rank, int slot);

@@ -323,6 +323,30 @@ TEST(ExamplesRunTest, AFoldedRunOfProcessesWithEightGpusEqualsTheUnfoldedOne) {
     rank.erase("mirror_of");
     EXPECT_EQ(rank, unfolded["ranks"][r]) << "rank " << r;
   }
+  // Point-to-point across the replicas: nccl-tests' sendrecv is a ring over the world (each
+  // rank sends to the next), alltoall sends to every rank; a mirror's peers are its source's
+  // shifted by its distance from it, so both fold.
+  for (const std::string op : {"sendrecv", "alltoall"}) {
+    const std::string args = " -b 1M -e 16M -f 4 -w 1 -n 5 -g 8 -o " + op;
+    auto p2p = [&](const std::string& flags, const std::string& name) {
+      const std::string report = dir + "myriad_fold_g8_" + op + name + ".json";
+      const auto [status, out] = myriad::testing::RunCommand(
+          std::string(MYRIAD_BINARY) + " run scenarios/h100-x16.toml --processes 16 " +
+          "--devices-per-process 8 " + flags + " --timeout 120 --report " + report + " -- " +
+          kBench + args + " 2>&1");
+      EXPECT_EQ(status, 0) << out;
+      return ReadJson(report);
+    };
+    const nlohmann::json whole = p2p("", "unfolded");
+    const nlohmann::json mirrored = p2p("--fold dp --mesh tp=8,dp=16", "folded");
+    EXPECT_EQ(mirrored["iteration_time_us"], whole["iteration_time_us"]) << op;
+    ASSERT_EQ(mirrored["ranks"].size(), 128u) << op;
+    for (int r = 0; r < 128; ++r) {
+      nlohmann::json rank = mirrored["ranks"][r];
+      rank.erase("mirror_of");
+      EXPECT_EQ(rank, whole["ranks"][r]) << op << " rank " << r;
+    }
+  }
   // A replica that is not whole processes is refused.
   const auto [status, out] = myriad::testing::RunCommand(
       std::string(MYRIAD_BINARY) + " run scenarios/h100-x16.toml --processes 16 " +

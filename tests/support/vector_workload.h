@@ -17,7 +17,8 @@ using emulator::OpKind;
 
 class VectorWorkload : public emulator::Workload {
  public:
-  explicit VectorWorkload(int world) : ops_(static_cast<size_t>(world)) {}
+  explicit VectorWorkload(int world)
+      : ops_(static_cast<size_t>(world)), mirror_of_(static_cast<size_t>(world), -1) {}
 
   int world_size() const override { return static_cast<int>(ops_.size()); }
   const std::vector<emulator::CommunicatorSpec>& communicators() const override { return comms_; }
@@ -25,7 +26,13 @@ class VectorWorkload : public emulator::Workload {
   std::string description() const override { return "test workload"; }
   Result<std::unique_ptr<emulator::OpSource>> OpenRank(int rank) override {
     return std::unique_ptr<emulator::OpSource>(
-        std::make_unique<Source>(ops_[static_cast<size_t>(rank)]));
+        std::make_unique<Source>(ops_[static_cast<size_t>(rank)],
+                                 mirror_of_[static_cast<size_t>(rank)]));
+  }
+  // Rank folding: `rank` says it replays `source`'s ops (its ops are still the ones given).
+  VectorWorkload& Mirror(int rank, int source) {
+    mirror_of_[static_cast<size_t>(rank)] = source;
+    return *this;
   }
 
   NameId Comm(const std::string& name, std::vector<int> ranks) {
@@ -106,19 +113,22 @@ class VectorWorkload : public emulator::Workload {
  private:
   class Source : public emulator::OpSource {
    public:
-    explicit Source(const std::vector<Op>& ops) : ops_(ops) {}
+    Source(const std::vector<Op>& ops, int mirror_of) : ops_(ops), mirror_of_(mirror_of) {}
     Result<bool> Next(Op& op) override {
       if (next_ >= ops_.size()) return false;
       op = ops_[next_++];
       return true;
     }
+    int mirror_of() const override { return mirror_of_; }
 
    private:
     const std::vector<Op>& ops_;
+    const int mirror_of_;
     size_t next_ = 0;
   };
 
   std::vector<std::vector<Op>> ops_;
+  std::vector<int> mirror_of_;
   std::vector<emulator::CommunicatorSpec> comms_;
   emulator::NameTable names_;
 };

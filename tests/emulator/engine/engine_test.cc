@@ -226,6 +226,45 @@ TEST(EngineTest, GroupedSendRecvRingDoesNotDeadlock) {
   EXPECT_EQ(RunOk(w).total_time, 1 * kUs + p);
 }
 
+// Rank folding: ranks 2 and 3 mirror ranks 0 and 1 and replay their ops as given, peers and
+// all. On the world they share, a mirror's peer is its source's shifted by two, so the ring
+// closes as the unfolded one does.
+TEST(EngineTest, AMirrorsPeerIsItsSourcesShiftedByTheMirrorsDistance) {
+  auto ring = [](bool folded) {
+    VectorWorkload w(4);
+    w.Comm("world", {0, 1, 2, 3});
+    for (int r = 0; r < 4; ++r) {
+      const int as = folded ? r % 2 : r;  // whose ops rank r replays
+      if (folded && r >= 2) w.Mirror(r, as);
+      w.Simple(r, OpKind::kGroupStart);
+      w.P2p(r, OpKind::kSend, 0, "world", (as + 1) % 4, 1024);
+      w.P2p(r, OpKind::kRecv, 0, "world", (as + 3) % 4, 1024);
+      w.Simple(r, OpKind::kGroupEnd);
+    }
+    return w;
+  };
+  VectorWorkload unfolded = ring(false);
+  VectorWorkload folded = ring(true);
+  const RunResult a = RunOk(unfolded);
+  const RunResult b = RunOk(folded);
+  EXPECT_EQ(b.total_time, a.total_time);
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(b.ranks[r].end_time, a.ranks[r].end_time) << r;
+}
+
+// A peer the shift cannot carry (rank 0 alone talks to rank 1 of a pair that holds no
+// mirror's counterpart) is an error naming the mirror, not a wrong pairing.
+TEST(EngineTest, AMirrorsPeerOutsideItsCommunicatorIsAnError) {
+  VectorWorkload w(4);
+  w.Comm("world", {0, 1, 2, 3});
+  w.Comm("pair", {0, 1, 2});
+  w.Mirror(2, 0).Mirror(3, 1);
+  w.P2p(0, OpKind::kSend, 0, "pair", 1, 1024).P2p(1, OpKind::kRecv, 0, "pair", 0, 1024);
+  w.P2p(2, OpKind::kSend, 0, "pair", 1, 1024);
+  const Status st = RunError(w);
+  EXPECT_THAT(st.message(), HasSubstr("rank 2 (a mirror of rank 0)"));
+  EXPECT_THAT(st.message(), HasSubstr("would be rank 3, which is not in 'pair'"));
+}
+
 TEST(EngineTest, MismatchedCollectiveNamesBothCalls) {
   VectorWorkload w(2);
   w.Comm("dp", {0, 1});
