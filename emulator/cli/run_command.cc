@@ -7,9 +7,11 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/fold_check.h"
 #include "cli/run_flags.h"
 #include "myriad/emulator/launcher.h"
 #include "myriad/emulator/live.h"
@@ -67,7 +70,12 @@ const std::string kRunUsage =
         "                           WORLD_SIZE, ...); every other rank replays its source's ops\n"
         "                           on its own GPU (docs/run.md, \"Folding\")\n"
         "  --mesh AXES              the ranks' layout, fastest axis first, dp last, e.g.\n"
-        "                           tp=8,pp=4,dp=4 (default: every rank a replica)\n") +
+        "                           tp=8,pp=4,dp=4 (default: every rank a replica)\n"
+        "  --no-fold                run every rank as a process (overrides [launch] fold)\n"
+        "  --check-fold             first run the program as two replicas, folded and not,\n"
+        "                           and stop if any rank's figures differ (the replicas do\n"
+        "                           not do alike work, so mirrors would mispredict)\n"
+        "  --program-output FILE    write the processes' stdout and stderr to FILE\n") +
     kRunFlagsUsage;
 
 // How long a failed engine waits for the launcher to see a process that ended badly (its
@@ -113,7 +121,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   bool env_given = false;
   std::vector<std::string> fold;
   std::string mesh;
-  bool fold_given = false, mesh_given = false;
+  bool fold_given = false, mesh_given = false, check_fold = false;
+  std::string program_output;
   const char* env_shims = std::getenv("MYRIAD_SHIM_DIR");
   launch.shim_dir = env_shims && *env_shims ? env_shims : MYRIAD_SHIM_DIR;
   std::size_t i = 0;
@@ -171,6 +180,15 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
         start = end + 1;
       }
       fold_given = true;
+    } else if (a == "--no-fold") {
+      fold.clear();
+      fold_given = true;
+    } else if (a == "--check-fold") {
+      check_fold = true;
+    } else if (a == "--program-output") {
+      const std::string* v = value();
+      if (!v || v->empty()) return usage_error("--program-output needs a file");
+      program_output = *v;
     } else if (a == "--mesh") {
       const std::string* v = value();
       if (!v || v->empty()) return usage_error("--mesh needs AXIS=SIZE,... (e.g. tp=8,dp=4)");
@@ -248,6 +266,12 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     if (std::getenv("TORCH_NCCL_RANKS_PER_ROOT") == nullptr)
       launch.extra_env["TORCH_NCCL_RANKS_PER_ROOT"] = std::to_string(plan->world);
   }
+  if (check_fold && (!plan->folded() || plan->replicas < 2))
+    return usage_error("--check-fold checks a fold: it needs --fold dp over 2 or more replicas");
+  if (check_fold && torchrun)
+    return usage_error(
+        "--check-fold with torchrun as the command is not supported yet (run the script itself "
+        "with --env torchrun: Myriad then starts its processes)");
   launch.processes = processes;
   launch.devices_per_process = devices;
   launch.processes_per_node = std::max(1, cluster.gpus_per_node / devices);
@@ -286,6 +310,37 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     err << "myriad: error: " << program << " uses the CUDA runtime, but the shims are not in '"
         << launch.shim_dir << "' (build with -DMYRIAD_WITH_CUDA=ON, or give --shim-dir)\n";
     return kExitBadInput;
+  }
+
+  // The check runs first: a fold it refutes is not worth the long run.
+  std::string fold_check_note;
+  if (check_fold) {
+    FoldCheckRun check;
+    check.scenario_path = scenario_path;
+    check.command = launch.command;
+    check.env = emulator::ToString(launch.env);
+    check.live_ranks = plan->live;
+    check.devices_per_process = devices;
+    check.mesh_of_two = plan->mesh.substr(0, plan->mesh.rfind("dp=")) + "dp=2";
+    check.timeout_seconds = launch.timeout_seconds;
+    check.shim_dir = launch.shim_dir;
+    auto checked = CheckFold(check);
+    if (!checked.ok()) {
+      err << "myriad: error: " << checked.status().message() << "\n";
+      return kExitFailure;
+    }
+    fold_check_note = *checked;
+  }
+  // The program's own output, where asked (a file of ours, closed when the run is done).
+  std::unique_ptr<FILE, int (*)(FILE*)> output_file(nullptr, &std::fclose);
+  if (!program_output.empty()) {
+    output_file.reset(std::fopen(program_output.c_str(), "w"));
+    if (!output_file) {
+      err << "myriad: error: cannot write --program-output " << program_output << ": "
+          << std::strerror(errno) << "\n";
+      return kExitBadInput;
+    }
+    launch.output = output_file.get();
   }
 
   emulator::LiveOptions live;
@@ -449,6 +504,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
         "replayed their op streams as mirrors (rank r mirrors rank r % {}; the JSON report's "
         "ranks say mirror_of)",
         plan->mesh, plan->live - 1, plan->world - plan->live, plan->live));
+  if (!fold_check_note.empty()) context.notes.push_back(fold_check_note);
   // A run that ended badly still reports what ran, marked as failed.
   const emulator::RunResult& ran = result.ok() ? *result : partial;
   // An empty report is not a prediction: say why nothing was simulated.

@@ -88,6 +88,18 @@ Result<LaunchEnv> ParseLaunchEnv(const std::string& name) {
                                  "' (torchrun, mpi, slurm)");
 }
 
+const char* ToString(LaunchEnv env) {
+  switch (env) {
+    case LaunchEnv::kTorchrun:
+      return "torchrun";
+    case LaunchEnv::kMpi:
+      return "mpi";
+    case LaunchEnv::kSlurm:
+      return "slurm";
+  }
+  return "torchrun";
+}
+
 Result<std::vector<ProcessPlacement>> PlaceProcesses(int processes, int devices_per_process,
                                                      int gpus_per_node, int total_gpus) {
   if (processes < 1 || devices_per_process < 1 || gpus_per_node < 1)
@@ -445,8 +457,10 @@ Result<LaunchResult> Launch(const LaunchOptions& options,
     result.ends[static_cast<size_t>(p)] = {
         p, pid, false, 0, false, -1, via_mpirun ? "mpirun" : fmt::format("rank {}", p)};
     const std::string label = prefix ? fmt::format("[rank {}] ", p) : "";
-    relays.emplace_back(Relay, out_pipe[0], stdout, label, std::ref(output_mu));
-    relays.emplace_back(Relay, err_pipe[0], stderr, label, std::ref(output_mu));
+    relays.emplace_back(Relay, out_pipe[0], options.output ? options.output : stdout, label,
+                        std::ref(output_mu));
+    relays.emplace_back(Relay, err_pipe[0], options.output ? options.output : stderr, label,
+                        std::ref(output_mu));
   }
 
   // Watch: the first process that fails on its own stops the others; so do the timeout, a

@@ -42,6 +42,7 @@ struct Options {
   bool adam = true;
   bool overlap = true;
   int workspace_mib = 32;
+  int checkpoint_every = 0;  // steps; 0: never
 };
 
 void usage(FILE* out) {
@@ -56,6 +57,8 @@ void usage(FILE* out) {
       "  --overlap 0|1    1: reduce each bucket as soon as its gradient exists (default);\n"
       "                   0: reduce all buckets after the backward pass\n"
       "  --workspace MiB  cuBLASLt workspace (default 32)\n"
+      "  --checkpoint-every N  rank 0 copies the fp32 master weights to the host every N\n"
+      "                   steps, as trainers that save checkpoints from rank 0 do (default 0: never)\n"
       "  -h, --help       this text\n"
       "One GPU per process; ranks from RANK/WORLD_SIZE/LOCAL_RANK (torchrun), OMPI_COMM_WORLD_*\n"
       "(mpirun) or SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID (srun). The NCCL id travels through\n"
@@ -158,6 +161,7 @@ int main(int argc, char** argv) {
       o.adam = v == "adam";
     } else if (f == "--overlap") o.overlap = ex::parse_int(f, v, 0, 1) == 1;
     else if (f == "--workspace") o.workspace_mib = ex::parse_int(f, v, 0, 4096);
+    else if (f == "--checkpoint-every") o.checkpoint_every = ex::parse_int(f, v, 0, 1 << 20);
     else return false;
     return true;
   });
@@ -266,6 +270,11 @@ int main(int argc, char** argv) {
   int* managed_step = nullptr;
   CUDACHECK(cudaMallocManaged(&managed_step, sizeof(int)));
 
+  // Rank 0's checkpoint buffer (pinned, as checkpoint writers stage through).
+  float* checkpoint = nullptr;
+  if (rank == 0 && o.checkpoint_every > 0)
+    CUDACHECK(cudaMallocHost(&checkpoint, static_cast<size_t>(params) * sizeof(float)));
+
   double total_ms = 0.0;
   for (int step = 0; step < o.steps; ++step) {
     // An NVTX mark at each step boundary: a profiler shows it, and Myriad takes it as an
@@ -326,6 +335,11 @@ int main(int argc, char** argv) {
       KERNELCHECK(sgd_step);
     }
 
+    // Only rank 0 saves: the other replicas hold the same weights.
+    if (checkpoint != nullptr && (step + 1) % o.checkpoint_every == 0)
+      CUDACHECK(cudaMemcpyAsync(checkpoint, master, static_cast<size_t>(params) * sizeof(float),
+                                cudaMemcpyDeviceToHost, compute));
+
     CUDACHECK(cudaEventRecord(step_end[static_cast<size_t>(step)], 0));
     CUDACHECK(cudaEventSynchronize(step_end[static_cast<size_t>(step)]));
     float ms = 0.0f;
@@ -355,6 +369,7 @@ int main(int argc, char** argv) {
                 static_cast<double>(host_losses[o.steps - 1]));
   }
   CUDACHECK(cudaFreeHost(host_losses));
+  if (checkpoint != nullptr) CUDACHECK(cudaFreeHost(checkpoint));
   CUDACHECK(cudaFree(managed_step));
 
   // Tear down.

@@ -243,6 +243,48 @@ TEST(ExamplesRunTest, AFoldedDdpRunEqualsTheUnfoldedOne) {
     EXPECT_EQ(flow_folded["ranks"][r]["end_time_us"], flow_unfolded["ranks"][r]["end_time_us"]);
 }
 
+// --check-fold runs the program as two replicas, folded and not, before the real run: a
+// trainer whose rank 0 alone saves checkpoints (a device-to-host copy of its weights) has
+// replicas that differ, which the check names; without checkpoints the fold is confirmed.
+TEST(ExamplesRunTest, AFoldCheckFindsReplicasThatDoNotDoAlikeWork) {
+  const std::string base = std::string(MYRIAD_BINARY) + " run tests/examples/data/h100-2-nodes.toml ";
+  const auto [status, out] = myriad::testing::RunCommand(
+      base + "--fold dp --check-fold --timeout 120 -- " + MYRIAD_DDP_TRAIN +
+      " --checkpoint-every 2 2>&1");
+  EXPECT_EQ(status, 1) << out;
+  EXPECT_THAT(out, HasSubstr("fold check failed: as two data-parallel replicas (mesh dp=2), "
+                             "rank 1 had "));
+  EXPECT_THAT(out, HasSubstr("as a mirror of rank 0: the replicas do not do alike work"));
+  EXPECT_THAT(out, Not(HasSubstr("ddp_train: 16 rank(s)")));  // the long run did not start
+  const auto [ok_status, ok_out] = myriad::testing::RunCommand(
+      base + "--fold dp --check-fold --timeout 120 -- " + MYRIAD_DDP_TRAIN + " 2>&1");
+  EXPECT_EQ(ok_status, 0) << ok_out;
+  EXPECT_THAT(ok_out, HasSubstr("fold check: as two data-parallel replicas (mesh dp=2, 2 ranks), "
+                                "the run with the second replica mirrored gave every rank the "
+                                "figures the run with both as processes did"));
+  EXPECT_THAT(ok_out, HasSubstr("ddp_train: 16 rank(s)"));
+  // --program-output puts the program's lines in a file instead of among Myriad's.
+  const std::string log = ::testing::TempDir() + "myriad_program_output.log";
+  const auto [log_status, log_out] = myriad::testing::RunCommand(
+      base + "--fold dp --program-output " + log + " -- " + MYRIAD_DDP_TRAIN + " 2>&1");
+  EXPECT_EQ(log_status, 0) << log_out;
+  EXPECT_THAT(log_out, Not(HasSubstr("ddp_train: 16 rank(s)")));
+  std::ifstream log_file(log);
+  const std::string logged((std::istreambuf_iterator<char>(log_file)), {});
+  EXPECT_THAT(logged, HasSubstr("ddp_train: 16 rank(s)"));
+  // With TP inside each replica the check keeps the replica's layout.
+  const auto [tp_status, tp_out] = myriad::testing::RunCommand(
+      base + "--fold dp --mesh tp=4,dp=4 --check-fold --timeout 120 -- " + MYRIAD_DDP_TRAIN +
+      " 2>&1");
+  EXPECT_EQ(tp_status, 0) << tp_out;
+  EXPECT_THAT(tp_out, HasSubstr("(mesh tp=4,dp=2, 8 ranks)"));
+  // A check needs a fold to check.
+  const auto [bad_status, bad_out] = myriad::testing::RunCommand(
+      base + "--check-fold -- " + MYRIAD_DDP_TRAIN + " 2>&1");
+  EXPECT_EQ(bad_status, 2) << bad_out;
+  EXPECT_THAT(bad_out, HasSubstr("--check-fold checks a fold: it needs --fold dp"));
+}
+
 // Folding at scale: 2,048 ranks on 256 nodes from one process, every rank in the report.
 TEST(ExamplesRunTest, AFoldedRunReportsEveryRank) {
   const std::string report = ::testing::TempDir() + "myriad_fold_2048.json";

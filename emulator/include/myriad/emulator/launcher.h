@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <string>
@@ -16,6 +17,8 @@ namespace myriad::emulator {
 
 enum class LaunchEnv { kTorchrun, kMpi, kSlurm };
 Result<LaunchEnv> ParseLaunchEnv(const std::string& name);
+// The name ParseLaunchEnv reads: torchrun, mpi, slurm.
+const char* ToString(LaunchEnv env);
 
 // What the ELF file says about the CUDA runtime.
 struct CudaLinkage {
@@ -61,6 +64,7 @@ struct LaunchOptions {
   std::string shim_dir;        // holds libcudart.so.13 and friends
   double timeout_seconds = 0;  // 0: none
   bool prefix_output = true;   // "[rank N] " before each line when several processes run
+  FILE* output = nullptr;      // where the processes' stdout and stderr go (null: ours)
   // More environment for every process (the virtual GPU's properties, clock settings).
   std::map<std::string, std::string> extra_env;
   // Set from another thread (the engine failed): the processes are stopped as on a timeout,
