@@ -14,7 +14,7 @@ namespace {
 struct Tile {
   std::int64_t major, minor;
 };
-constexpr Tile kTiles[] = {{256, 128}, {128, 128}};
+constexpr Tile kTiles[] = {{256, 128}, {128, 128}, {128, 64}, {64, 64}};
 
 // For a >= 0, b > 0, without overflowing near INT64_MAX.
 std::int64_t CeilDiv(std::int64_t a, std::int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
@@ -82,17 +82,24 @@ GemmEstimate EstimateGemm(const GemmShape& gemm, const netmodel::GpuSpec& gpu) {
   const std::int64_t sms = std::max(gpu.sm_count, 1);
   const auto md = static_cast<double>(m), nd = static_cast<double>(n), kd = static_cast<double>(k);
   const auto bd = static_cast<double>(batch);
+  const double element = SizeOf(gemm.dtype);
+  // FP8 products are written as BF16, as cuBLASLt and the FP8 libraries do by default.
+  const double out_element = element < 2 ? 2 : element;
+  const double stream_bandwidth = gpu.hbm_bandwidth * gpu.hbm_efficiency;
 
   e.flops = 2 * md * nd * kd * bd;
   e.peak = GemmPeakFlops(gemm.dtype, gpu);
-  e.overhead_s = kKernelFloorSeconds;
-  const double bytes = (md * kd + kd * nd + md * nd) * SizeOf(gemm.dtype) * bd;
-  e.memory_s = bytes / (gpu.hbm_bandwidth * kHbmEfficiency);
+  e.overhead_s = kGemmFixedSeconds;
+  const double bytes = ((md * kd + kd * nd) * element + md * nd * out_element) * bd;
+  e.memory_s = bytes / stream_bandwidth;
 
-  if (m > 0 && n > 0 && k > 0) {
-    // The candidate with the highest efficiency (the shortest compute time) wins, as a
-    // heuristic that knows the wave count would pick it; ties keep the larger tile.
-    e.efficiency = -1;
+  if (m > 0 && n > 0 && k > 0 && e.peak > 0) {
+    // The candidate with the shortest time wins, as a heuristic that knows the wave count
+    // would pick it; ties keep the larger tile.
+    double best = -1;
+    const double sm_rate = e.peak * kGemmCeiling / static_cast<double>(sms);
+    // An SM's share of the streaming bandwidth, for its tiles' output.
+    const double sm_stream = stream_bandwidth / static_cast<double>(sms);
     for (const Tile& tile : kTiles) {
       const std::int64_t tm = m >= n ? tile.major : tile.minor;
       const std::int64_t tn = m >= n ? tile.minor : tile.major;
@@ -103,26 +110,61 @@ GemmEstimate EstimateGemm(const GemmShape& gemm, const netmodel::GpuSpec& gpu) {
       if (!many && tiles < sms)
         split = std::max<std::int64_t>(1, std::min(sms / tiles, k / kGemmMinSplitK));
       const std::int64_t units = many ? kManyTiles : tiles * split;
-      const double wave =
-          many ? 1.0 : static_cast<double>(units) / static_cast<double>(CeilDiv(units, sms) * sms);
-      const double fill = md * nd /
-                          (static_cast<double>(CeilDiv(m, tm)) * static_cast<double>(tm) *
-                           static_cast<double>(CeilDiv(n, tn)) * static_cast<double>(tn));
+      const double waves = many ? static_cast<double>(units) / static_cast<double>(sms)
+                                : static_cast<double>(CeilDiv(units, sms));
+      const auto tmd = static_cast<double>(tm), tnd = static_cast<double>(tn);
+      // Operands: every K step loads a (tm + tn)-element slice for 2 tm tn FLOPs. The L2
+      // feeds tensor cores at the ceiling for 128x128 tiles; smaller tiles reuse each loaded
+      // element less and run slower in proportion (CUDA-core GEMMs are too slow to notice).
+      const double reuse = tmd * tnd / (tmd + tnd);
+      const double operand_factor =
+          element > 2 ? 1.0 : std::min(1.0, reuse / kGemmReferenceTileReuse);
       const double k_split = kd / static_cast<double>(split);
-      const double k_factor = k_split / (k_split + kGemmKHalf);
-      const double efficiency = kGemmCeiling * wave * fill * k_factor;
-      if (efficiency > e.efficiency) {
+      const double main_s = 2 * tmd * tnd * k_split / (sm_rate * operand_factor);
+      // The tile's output (fp32 partial sums when K is split) leaves at the SM's share of
+      // the bandwidth, while the SM's next tile runs (Hopper's persistent kernels store it
+      // with TMA from shared memory): a tile takes the longer of the two.
+      const double epilogue_s = tmd * tnd * (split > 1 ? 4.0 : out_element) / sm_stream;
+      const double tile_s =
+          std::max(main_s, epilogue_s) + kGemmEpilogueExposed * std::min(main_s, epilogue_s);
+      double compute = waves * tile_s;
+      // Stream-K (CUTLASS's and cuBLAS's Hopper schedulers): the whole waves run as above and
+      // the last, partial wave's tiles are split along K over every SM, each split tile then
+      // summed from fp32 partials (written by one SM, read by another).
+      bool stream_k = false;
+      if (!many && split == 1 && tiles > sms && tiles % sms != 0) {
+        const double whole = static_cast<double>(tiles / sms);
+        const double rest = static_cast<double>(tiles % sms) / static_cast<double>(sms);
+        const double fixup = 2 * tmd * tnd * 4.0 / sm_stream;
+        const double streamed = whole * tile_s + rest * (main_s + fixup) + epilogue_s;
+        if (streamed < compute) {
+          compute = streamed;
+          stream_k = true;
+        }
+      }
+      // Split-K adds a pass that reads the partial sums and writes the product.
+      const double reduce =
+          split > 1 ? md * nd * bd * (4.0 * static_cast<double>(split) + out_element) /
+                          stream_bandwidth
+                    : 0;
+      if (best < 0 || compute + reduce < best) {
+        best = compute + reduce;
         e.tile_m = tm;
         e.tile_n = tn;
         e.split_k = split;
+        e.stream_k = stream_k;
         e.work_units = units;
-        e.wave = wave;
-        e.tile_fill = fill;
-        e.k_factor = k_factor;
-        e.efficiency = efficiency;
+        e.wave = many ? 1.0 : static_cast<double>(units) / (waves * static_cast<double>(sms));
+        e.tile_fill = md * nd /
+                      (static_cast<double>(CeilDiv(m, tm)) * tmd *
+                       static_cast<double>(CeilDiv(n, tn)) * tnd);
+        e.operand_factor = operand_factor;
+        e.k_factor = main_s / tile_s;
+        e.reduce_s = reduce;
+        e.compute_s = compute + reduce;
       }
     }
-    e.compute_s = e.flops / (e.peak * e.efficiency);
+    e.efficiency = e.flops / (e.peak * e.compute_s);
   }
   e.seconds = std::max(e.compute_s, e.memory_s) + e.overhead_s;
   return e;
@@ -137,7 +179,7 @@ double CopyBandwidth(MemcpyKind kind, const netmodel::Cluster& cluster) {
       break;
     case MemcpyKind::kDeviceToDevice:
       // Every byte is read and written, so the copy moves at half the streaming rate.
-      bandwidth = cluster.gpu.hbm_bandwidth / 2 * kHbmEfficiency;
+      bandwidth = cluster.gpu.hbm_bandwidth / 2 * cluster.gpu.hbm_efficiency;
       break;
     case MemcpyKind::kPeer:
       // Over the scale-up fabric at its data rate (NVLink, or PCIe for kind = "pcie").
@@ -158,7 +200,7 @@ std::optional<double> MemcpySeconds(MemcpyKind kind, std::uint64_t bytes,
 }
 
 double MemsetSeconds(std::uint64_t bytes, const netmodel::GpuSpec& gpu) {
-  return WriteSeconds(bytes, gpu.hbm_bandwidth * kHbmEfficiency);
+  return WriteSeconds(bytes, gpu.hbm_bandwidth * gpu.hbm_efficiency);
 }
 
 LibraryModelProvider::LibraryModelProvider(const netmodel::Cluster& cluster) : gpu_(cluster.gpu) {
@@ -166,7 +208,7 @@ LibraryModelProvider::LibraryModelProvider(const netmodel::Cluster& cluster) : g
   for (int kind = 0; kind < 4; ++kind) {
     copy_bandwidth_[kind] = CopyBandwidth(static_cast<MemcpyKind>(kind), cluster);
   }
-  memset_bandwidth_ = cluster.gpu.hbm_bandwidth * kHbmEfficiency;
+  memset_bandwidth_ = cluster.gpu.hbm_bandwidth * cluster.gpu.hbm_efficiency;
 }
 
 double AttentionSeconds(const AttentionShape& a, const netmodel::GpuSpec& gpu) {
@@ -182,12 +224,12 @@ double AttentionSeconds(const AttentionShape& a, const netmodel::GpuSpec& gpu) {
   const double bytes = 2.0 * static_cast<double>(a.batch * a.heads * a.head_dim) *
                        static_cast<double>(a.seq_q + a.seq_kv) * SizeOf(a.dtype) *
                        (a.backward ? 2 : 1);
-  const double memory = bytes / (gpu.hbm_bandwidth * kHbmEfficiency);
+  const double memory = bytes / (gpu.hbm_bandwidth * gpu.hbm_efficiency);
   return std::max(compute, memory) + kKernelFloorSeconds;
 }
 
 double StreamingKernelSeconds(std::uint64_t bytes, const netmodel::GpuSpec& gpu) {
-  return static_cast<double>(bytes) / (gpu.hbm_bandwidth * kHbmEfficiency) + kKernelFloorSeconds;
+  return static_cast<double>(bytes) / (gpu.hbm_bandwidth * gpu.hbm_efficiency) + kKernelFloorSeconds;
 }
 
 std::optional<SimTime> LibraryModelProvider::Duration(const Op& op, const NameTable&) const {

@@ -13,21 +13,34 @@
 
 namespace myriad::emulator::timing {
 
-// Highest fraction of the dense tensor-core peak a GEMM reaches when its tiles fill every SM
-// in whole waves. Calibrated so that a bf16 8192^3 GEMM on H200, whose 2048 tiles of 256x128
-// fill 132 SMs at 0.970 and whose K factor is 0.985, lands at 784 TFLOP/s, the middle of the
-// 770-800 TFLOP/s measured on H200 (shared/reference/hardware.md).
+// Highest fraction of the dense tensor-core peak a GEMM's main loop reaches on an SM. With
+// the model below, a bf16 8192^3 GEMM lands at 770-780 TFLOP/s on H100 and H200, within the
+// 770-800 TFLOP/s measured on H200 (shared/reference/hardware.md) and 797.5 on H100
+// (kernels.md 1.2).
 inline constexpr double kGemmCeiling = 0.83;
-// K at which the K-pipeline factor k / (k + kGemmKHalf) is one half. Assumed: filling the
-// pipeline before the first MMA (about two 64-deep K tiles of TMA/cp.async loads in flight,
-// about 1 us) costs as much as 128 of K; the epilogue overlaps the next tile's main loop.
-inline constexpr double kGemmKHalf = 128;
+// A tile's operand reuse, tm tn / (tm + tn) elements of output per element loaded per K
+// step, at which the L2 still feeds the tensor cores at the ceiling: 128x128's (64). Assumed:
+// the L2 (with TMA multicast over a cluster) is sized for the tiles cuBLAS favours; smaller
+// tiles, which it picks only when the larger leave SMs idle, run slower in proportion
+// (kernels.md 1.3: the 128x64 and 64x64 kernels of small-M products reach 112-275 TFLOP/s).
+inline constexpr double kGemmReferenceTileReuse = 64;
 // Split-K: when the output tiles cannot fill the SMs, K is split so that each split keeps at
 // least this much of K. Assumed: below it the partial-sum reduction costs what it saves.
 inline constexpr std::int64_t kGemmMinSplitK = 1024;
-// Fraction of HBM bandwidth that streaming kernels reach: an H200 device-to-device copy moves
-// about 4.3 TB/s counting bytes read and written, of 4.8 TB/s (shared/reference/hardware.md).
-inline constexpr double kHbmEfficiency = 0.9;
+// Fixed device-side cost of a GEMM kernel: launch, tile scheduling, the pipeline's first
+// loads and the last tile's epilogue. kernels.md 1.3 and 3.6: cuBLAS/CUTLASS GEMMs of
+// M <= 141 on H100 take 6.1-8.2 us however small their work (about 1.5-3 us of it by this
+// model's main loop and output), and B200's smallest (888x128x2880) 6.5 us.
+inline constexpr double kGemmFixedSeconds = 4.5e-6;
+// Part of the shorter of a tile's main loop and its output store that is not hidden behind
+// the longer. Assumed: cuBLAS's Hopper kernels come as "ping-pong" (one warp group stores
+// while the other computes: hidden) and "cooperative" (both compute, then store: exposed),
+// and it picks either; the traces of kernels.md 1.3 (K = 768-1024 products at 520-760
+// TFLOP/s) sit between the two.
+inline constexpr double kGemmEpilogueExposed = 0.5;
+// The H100 streaming fraction the PyTorch kernel families' efficiencies were measured
+// against (GpuSpec::hbm_efficiency of h100-sxm): they scale by the GPU's own over it.
+inline constexpr double kH100HbmEfficiency = 0.9;
 // Shortest device-side duration of a library kernel (grid launch, tile prologue, epilogue
 // write-back, completion). Assumed, not measured: a GPU run should replace it.
 inline constexpr double kKernelFloorSeconds = 2e-6;
@@ -58,12 +71,15 @@ struct GemmEstimate {
   double peak = 0;   // GemmPeakFlops
   std::int64_t tile_m = 0, tile_n = 0;
   std::int64_t split_k = 1;
+  bool stream_k = false;        // the last partial wave split along K over every SM
   std::int64_t work_units = 0;  // tiles x batch x split_k
   double wave = 0;              // work_units / (waves x SMs)
   double tile_fill = 0;         // useful fraction of the padded tiles' area
-  double k_factor = 0;          // k' / (k' + kGemmKHalf), k' = K per split
-  double efficiency = 0;        // kGemmCeiling x wave x tile_fill x k_factor
-  double compute_s = 0;
+  double operand_factor = 0;    // main-loop rate the L2 allows, as a fraction of the ceiling
+  double k_factor = 0;          // a tile's main loop / (main loop + output epilogue)
+  double efficiency = 0;        // flops / (peak x compute_s)
+  double reduce_s = 0;          // split-K's reduction pass
+  double compute_s = 0;         // waves x (main loop + epilogue) + reduce_s
   double memory_s = 0;
   double overhead_s = 0;
   double seconds = 0;  // max(compute, memory) + overhead
@@ -75,7 +91,7 @@ GemmEstimate EstimateGemm(const GemmShape& gemm, const netmodel::GpuSpec& gpu);
 // seq_kv / (seq_kv + kAttentionSeqHalf), no faster than reading Q, K, V and writing O once.
 double AttentionSeconds(const AttentionShape& attention, const netmodel::GpuSpec& gpu);
 // A kernel that only streams memory (element-wise, normalisation): bytes at the HBM
-// bandwidth x kHbmEfficiency, plus the kernel floor.
+// bandwidth x GpuSpec::hbm_efficiency, plus the kernel floor.
 double StreamingKernelSeconds(std::uint64_t bytes, const netmodel::GpuSpec& gpu);
 
 // Data rate of a copy of `kind` on `cluster`, bytes/s; 0 when the cluster has no figure for

@@ -389,7 +389,7 @@ double FamilyEfficiency(KernelFamily family) {
     case KernelFamily::kNone:
       break;
   }
-  return kHbmEfficiency;
+  return kH100HbmEfficiency;
 }
 
 bool DescribeKernelWork(const KernelClass& c, std::span<const std::int64_t> int_args, Op* op) {
@@ -502,7 +502,8 @@ std::optional<SimTime> PytorchKernelProvider::Duration(const Op& op, const NameT
     // duration, kernels.md §3.6) bounds it from below rather than adding to it, because a
     // queued launch's set-up overlaps the kernel before it.
     seconds = std::max(kKernelFloorSeconds, static_cast<double>(op.bytes) /
-                                                (gpu_.hbm_bandwidth * FamilyEfficiency(c.family)));
+                                                (gpu_.hbm_bandwidth * FamilyEfficiency(c.family) *
+                                                 gpu_.hbm_efficiency / kH100HbmEfficiency));
   }
   if (!std::isfinite(seconds)) return std::nullopt;
   return SecondsToSim(seconds);

@@ -19,6 +19,9 @@ struct GpuSpec {
   double fp32_flops = 0;  // non-tensor FP32
   double hbm_bytes = 0;
   double hbm_bandwidth = 0;
+  // Fraction of hbm_bandwidth that the best streaming kernels reach (reads plus writes), as
+  // measured on that GPU; memory-bound kernels, copies and GEMM outputs move at it.
+  double hbm_efficiency = 0.9;
   int sm_count = 0;
   int compute_capability_major = 0;
   int compute_capability_minor = 0;
