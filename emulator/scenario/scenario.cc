@@ -632,9 +632,22 @@ class Resolver {
                                          &training->recompute));
     Field<std::string> attention;
     MYRIAD_RETURN_IF_ERROR(r.String("attention", &attention));
-    if (attention.present)
-      MYRIAD_RETURN_IF_ERROR(ParseChoice<bool>(attention, {{"flash", true}, {"unfused", false}},
-                                               &training->flash_attention));
+    if (attention.present) {
+      // "flash": the GPU's usual fused kernel; fa2, fa3, cudnn name one.
+      using AttentionChoice = std::pair<bool, AttentionKernel>;
+      AttentionChoice choice{true, AttentionKernel::kDefault};
+      const Status parsed =
+          ParseChoice<AttentionChoice>(attention,
+                                       {{"flash", {true, AttentionKernel::kDefault}},
+                                        {"fa2", {true, AttentionKernel::kFlash2}},
+                                        {"fa3", {true, AttentionKernel::kFlash3}},
+                                        {"cudnn", {true, AttentionKernel::kCudnn}},
+                                        {"unfused", {false, AttentionKernel::kDefault}}},
+                                       &choice);
+      MYRIAD_RETURN_IF_ERROR(parsed);
+      training->flash_attention = choice.first;
+      training->attention_kernel = choice.second;
+    }
     Field<bool> overlap;
     MYRIAD_RETURN_IF_ERROR(r.Boolean("overlap_grad_reduce", &overlap));
 

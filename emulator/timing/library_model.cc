@@ -211,21 +211,86 @@ LibraryModelProvider::LibraryModelProvider(const netmodel::Cluster& cluster) : g
   memset_bandwidth_ = cluster.gpu.hbm_bandwidth * cluster.gpu.hbm_efficiency;
 }
 
-double AttentionSeconds(const AttentionShape& a, const netmodel::GpuSpec& gpu) {
-  double flops = 4.0 * static_cast<double>(a.batch) * static_cast<double>(a.heads) *
-                 static_cast<double>(a.seq_q) * static_cast<double>(a.seq_kv) *
-                 static_cast<double>(a.head_dim);
-  if (a.causal) flops /= 2;
-  if (a.backward) flops *= kAttentionBackwardFactor;
-  const double kv = static_cast<double>(a.seq_kv);
-  const double efficiency = kAttentionCeiling * kv / (kv + kAttentionSeqHalf);
-  const double compute = flops / (GemmPeakFlops(a.dtype, gpu) * efficiency);
+AttentionKernel ResolveAttentionKernel(AttentionKernel kernel, const netmodel::GpuSpec& gpu) {
+  const bool hopper_or_later = gpu.compute_capability_major >= 9;
+  switch (kernel) {
+    case AttentionKernel::kDefault:
+      return hopper_or_later ? AttentionKernel::kCudnn : AttentionKernel::kFlash2;
+    case AttentionKernel::kFlash3:
+      // FlashAttention-3 is written for Hopper (sm90) alone.
+      if (gpu.compute_capability_major == 9) return kernel;
+      return hopper_or_later ? AttentionKernel::kCudnn : AttentionKernel::kFlash2;
+    default:
+      return kernel;
+  }
+}
+
+const AttentionTraits& TraitsOf(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::kFlash3:
+      return kFlash3Traits;
+    case AttentionKernel::kCudnn:
+      return kCudnnTraits;
+    default:
+      return kFlash2Traits;
+  }
+}
+
+AttentionEstimate EstimateAttention(const AttentionShape& a, const netmodel::GpuSpec& gpu) {
+  AttentionEstimate e;
+  e.kernel = ResolveAttentionKernel(a.kernel, gpu);
+  const AttentionTraits& t = TraitsOf(e.kernel);
+  const auto bd = static_cast<double>(a.batch), hd = static_cast<double>(a.heads);
+  const auto sq = static_cast<double>(a.seq_q), skv = static_cast<double>(a.seq_kv);
+  const auto d = static_cast<double>(a.head_dim);
+  e.flops = 4.0 * bd * hd * sq * skv * d;
+  if (a.causal) e.flops /= 2;
+  if (a.backward) e.flops *= kAttentionBackwardFactor;
+  // An FP8 backward runs no faster than a BF16 one (kernels.md 2.4: cuDNN's FP8 backward
+  // reaches 370-674 TFLOP/s on H200 against 541-612 for BF16): its products are timed at the
+  // BF16 rate.
+  const bool fp8 = a.dtype == DataType::kFloat8e4m3 || a.dtype == DataType::kFloat8e5m2;
+  e.peak = GemmPeakFlops(a.backward && fp8 ? DataType::kBfloat16 : a.dtype, gpu);
+  // The implementation's tensor-core efficiency; FlashAttention-2's Ampere instructions
+  // (mma.sync) do not reach Hopper's wgmma rate.
+  e.ceiling = a.backward ? t.ceiling_backward : t.ceiling_forward;
+  if (t.legacy_mma && gpu.compute_capability_major >= 9) e.ceiling *= kLegacyMmaOnHopper;
+  // Softmax: one exponential per score on the SFUs against 4 d tensor FLOPs; the part the
+  // implementation does not overlap with its matrix products costs tensor time.
+  // FP8's doubled tensor rate meets the same SFUs: its softmax weighs twice as much.
+  const double sfu_ratio =
+      TensorFlopsPerClockPerSm(gpu) * (e.peak / gpu.bf16_flops) / kExpPerClockPerSm;
+  const double exposed = a.backward ? t.exp_exposed_backward : t.exp_exposed_forward;
+  e.softmax_factor = 4 * d / (4 * d + exposed * sfu_ratio);
+  // Each block of queries pays a fixed cost (loading Q, the last rescale, storing O) worth
+  // `setup` keys; a causal block sees on average half the keys and computes its diagonal
+  // block whole, half of it masked.
+  const double keys = a.causal ? std::max(1.0, skv - sq / 2) : skv;
+  const double setup = a.backward ? t.setup_keys_backward : t.setup_keys_forward;
+  e.length_factor = keys / (keys + setup + (a.causal ? kAttentionBlock / 2 : 0));
+  // Too few blocks of queries to give every SM one leaves SMs idle.
+  const double blocks = bd * hd * std::ceil(sq / kAttentionBlock);
+  e.fill = std::min(1.0, blocks / static_cast<double>(std::max(gpu.sm_count, 1)));
+  e.efficiency = e.ceiling * e.softmax_factor * e.length_factor * e.fill;
+  const double compute = e.flops / (e.peak * e.efficiency);
   // Q and O are batch x heads x seq_q x head_dim, K and V batch x heads x seq_kv x head_dim.
-  const double bytes = 2.0 * static_cast<double>(a.batch * a.heads * a.head_dim) *
-                       static_cast<double>(a.seq_q + a.seq_kv) * SizeOf(a.dtype) *
-                       (a.backward ? 2 : 1);
+  const double bytes = 2.0 * bd * hd * d * (sq + skv) * SizeOf(a.dtype) * (a.backward ? 2 : 1);
   const double memory = bytes / (gpu.hbm_bandwidth * gpu.hbm_efficiency);
-  return std::max(compute, memory) + kKernelFloorSeconds;
+  e.seconds = std::max(compute, memory) + kKernelFloorSeconds;
+  return e;
+}
+
+double AttentionSeconds(const AttentionShape& a, const netmodel::GpuSpec& gpu) {
+  return EstimateAttention(a, gpu).seconds;
+}
+
+double TensorFlopsPerClockPerSm(const netmodel::GpuSpec& gpu) {
+  // Dense BF16 FLOPs per clock per SM: Ampere 2048 (A100: 312 TFLOP/s = 108 SMs x 2048 x
+  // 1.41 GHz), Hopper 4096 (H100: 989.4 = 132 x 4096 x 1.83 GHz), Blackwell 8192 (B200: 2250
+  // = 148 x 8192 x 1.86 GHz).
+  if (gpu.compute_capability_major >= 10) return 8192;
+  if (gpu.compute_capability_major >= 9) return 4096;
+  return 2048;
 }
 
 double StreamingKernelSeconds(std::uint64_t bytes, const netmodel::GpuSpec& gpu) {

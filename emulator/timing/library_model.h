@@ -50,14 +50,35 @@ inline constexpr double kPcieEfficiency = 0.8;
 // Fixed cost of a copy: DMA engine setup and, for host copies, a PCIe round trip. Assumed.
 inline constexpr double kCopyLatencySeconds = 2e-6;
 
-// Fused attention (FlashAttention style): the highest fraction of the tensor-core peak it
-// reaches on long sequences. FlashAttention-2 reports 50-73% of A100's peak for the forward
-// pass and somewhat less for the backward (Dao, "FlashAttention-2", 2023); FlashAttention-3
-// about 75% of H100's. Assumed one figure for both passes and all GPUs until measured.
-inline constexpr double kAttentionCeiling = 0.6;
-// Key/value length at which the attention efficiency is half its ceiling: short sequences
-// leave the K/V loop too short to hide loads. Assumed (a few 128-key tiles).
-inline constexpr double kAttentionSeqHalf = 256;
+// Fused attention, by implementation (docs/kernel-timing.md, "Attention"). Each
+// implementation's figures come from its published curves on H100 (kernels.md 2.1-2.4):
+// `ceiling` from its long-sequence, head-dim-128 rate; `exp_exposed` from the ratio of its
+// head-dim-64 to head-dim-128 rates (the softmax's share grows as head_dim shrinks);
+// `setup_keys` from the ratio of its 512-token to 16k-token rates.
+struct AttentionTraits {
+  double ceiling_forward, ceiling_backward;
+  double exp_exposed_forward, exp_exposed_backward;
+  double setup_keys_forward, setup_keys_backward;
+  bool legacy_mma;  // Ampere's mma.sync instructions, slower on Hopper (kLegacyMmaOnHopper)
+};
+// FlashAttention-2: forward from kernels.md 2.2 (H100: 324 / 370 TFLOP/s at head dim 64 / 128,
+// 16k; 309 at 512), backward from 2.1's forward+backward (338 and 296 at 16k, 248 at 512)
+// less that forward; ceilings stated for Ampere, where its instructions run at full rate.
+inline constexpr AttentionTraits kFlash2Traits{0.706, 0.629, 0.33, 0.33, 100, 215, true};
+// FlashAttention-3 (Hopper): forward from 2.2 (497 / 648 at 16k, 467 at 512, non-causal),
+// backward from 2.3 (474 / 561 at 16k, 316 at 512).
+inline constexpr AttentionTraits kFlash3Traits{0.951, 0.712, 0.87, 0.45, 195, 419, false};
+// cuDNN (9.19, H200, head dim 128; 2.4): forward 702 at 16k and 633 at 2k, backward 612 and
+// 504; the softmax exposure is assumed half (no head-dim-64 rows for this version).
+inline constexpr AttentionTraits kCudnnTraits{0.899, 0.79, 0.5, 0.5, 210, 420, false};
+// FlashAttention-2's rate on Hopper over its rate on Ampere at the same share of peak: its
+// H100 forward reaches 0.37 of peak at 16k (2.2), its A100 forward+backward 0.65 (2.1).
+inline constexpr double kLegacyMmaOnHopper = 0.62;
+// Exponentials per clock per SM (16 SFU lanes per SM on Ampere, Hopper and Blackwell).
+inline constexpr double kExpPerClockPerSm = 16;
+// Query and key block of the fused kernels (128 x 128 tiles in FA2/FA3 and cuDNN at head
+// dim 128).
+inline constexpr double kAttentionBlock = 128;
 // The backward pass does 2.5x the forward's FLOPs (five matrix products against two, with the
 // forward's recomputed; FlashAttention-2 paper).
 inline constexpr double kAttentionBackwardFactor = 2.5;
@@ -86,9 +107,25 @@ struct GemmEstimate {
 };
 GemmEstimate EstimateGemm(const GemmShape& gemm, const netmodel::GpuSpec& gpu);
 
-// Fused attention: flops = 4 x batch x heads x seq_q x seq_kv x head_dim (halved when causal,
-// x kAttentionBackwardFactor for the backward), at the tensor-core peak x kAttentionCeiling x
-// seq_kv / (seq_kv + kAttentionSeqHalf), no faster than reading Q, K, V and writing O once.
+// The implementation that runs: the GPU's default for kDefault (cuDNN on Hopper and later,
+// FlashAttention-2 before), FlashAttention-3 only on Hopper.
+AttentionKernel ResolveAttentionKernel(AttentionKernel kernel, const netmodel::GpuSpec& gpu);
+// Dense BF16 tensor FLOPs per clock per SM of the GPU's architecture.
+double TensorFlopsPerClockPerSm(const netmodel::GpuSpec& gpu);
+
+// The attention model's terms, for tests and reports.
+struct AttentionEstimate {
+  AttentionKernel kernel = AttentionKernel::kDefault;  // resolved
+  double flops = 0;           // 4 batch heads seq_q seq_kv head_dim (/2 causal, x2.5 bwd)
+  double peak = 0;            // GemmPeakFlops(dtype)
+  double ceiling = 0;         // the implementation's, x kLegacyMmaOnHopper where it applies
+  double softmax_factor = 0;  // 4d / (4d + exp_exposed x tensor FLOPs per exponential)
+  double length_factor = 0;   // keys / (keys + setup_keys (+ block / 2 when causal))
+  double fill = 0;            // blocks of queries over SMs, at most 1
+  double efficiency = 0;      // the product of the four
+  double seconds = 0;         // max(compute, memory) + kKernelFloorSeconds
+};
+AttentionEstimate EstimateAttention(const AttentionShape& attention, const netmodel::GpuSpec& gpu);
 double AttentionSeconds(const AttentionShape& attention, const netmodel::GpuSpec& gpu);
 // A kernel that only streams memory (element-wise, normalisation): bytes at the HBM
 // bandwidth x GpuSpec::hbm_efficiency, plus the kernel floor.

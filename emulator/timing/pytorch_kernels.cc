@@ -458,6 +458,7 @@ bool DescribeKernelWork(const KernelClass& c, std::span<const std::int64_t> int_
       at.causal = c.causal;
       at.backward = c.backward;
       at.dtype = c.dtype;
+      at.kernel = AttentionKernel::kFlash2;  // PyTorch's flash kernels are FlashAttention-2's
       return true;
     }
     case KernelFamily::kAttentionAux: {

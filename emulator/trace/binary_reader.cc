@@ -174,9 +174,13 @@ const char* DecodeOp(Cursor& c, const TraceFile& file, Op& op) {
         }
         a.dtype = data_type();
         const std::uint8_t bits = c.Byte();
-        if ((bits & ~(bt::kAttentionCausal | bt::kAttentionBackward)) != 0) c.bad = true;
+        if ((bits & ~(bt::kAttentionCausal | bt::kAttentionBackward |
+                      bt::kAttentionKernelMask)) != 0)
+          c.bad = true;
         a.causal = (bits & bt::kAttentionCausal) != 0;
         a.backward = (bits & bt::kAttentionBackward) != 0;
+        a.kernel = static_cast<AttentionKernel>((bits & bt::kAttentionKernelMask) >>
+                                                bt::kAttentionKernelShift);
       }
       break;
     case OpKind::kMemcpy:

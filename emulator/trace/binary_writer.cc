@@ -16,6 +16,7 @@ namespace {
 
 using binary_trace::kAttentionBackward;
 using binary_trace::kAttentionCausal;
+using binary_trace::kAttentionKernelShift;
 using binary_trace::kBlocking;
 using binary_trace::kCopyKindShift;
 using binary_trace::kHasAttention;
@@ -114,8 +115,9 @@ class OpEncoder {
             PutVarint(out, static_cast<std::uint64_t>(v));
           }
           out.push_back(static_cast<char>(a.dtype));
-          out.push_back(static_cast<char>((a.causal ? kAttentionCausal : 0) |
-                                          (a.backward ? kAttentionBackward : 0)));
+          out.push_back(static_cast<char>(
+              (a.causal ? kAttentionCausal : 0) | (a.backward ? kAttentionBackward : 0) |
+              (static_cast<unsigned>(a.kernel) << kAttentionKernelShift)));
         }
         break;
       case OpKind::kMemcpy:

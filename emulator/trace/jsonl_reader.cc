@@ -504,7 +504,7 @@ class JsonlParser {
           "\"seq_kv\":..,\"head_dim\":..}");
     const Fields f(*v, kernel.where(), "kernel: attention: ");
     TRACE_RETURN_IF_ERROR(f.OnlyFields(
-        {"batch", "heads", "seq_q", "seq_kv", "head_dim", "causal", "backward", "dtype"}));
+        {"batch", "heads", "seq_q", "seq_kv", "head_dim", "causal", "backward", "dtype", "kernel"}));
     // Each dimension fits in 2^31 so that the FLOP count (a product of five) stays finite
     // and exact enough in a double.
     constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
@@ -516,6 +516,13 @@ class JsonlParser {
     TRACE_RETURN_IF_ERROR(f.Bool("causal", &attention->causal));
     TRACE_RETURN_IF_ERROR(f.Bool("backward", &attention->backward));
     if (f.Find("dtype") != nullptr) TRACE_RETURN_IF_ERROR(ReadDataType(f, &attention->dtype));
+    if (const Json* k = f.Find("kernel"); k != nullptr) {
+      auto parsed = k->is_string() ? ParseAttentionKernel(k->get<std::string>())
+                                   : Result<AttentionKernel>(Status::InvalidArgument(""));
+      if (!parsed.ok())
+        return f.Error("field 'kernel' must be one of \"default\", \"fa2\", \"fa3\", \"cudnn\"");
+      attention->kernel = *parsed;
+    }
     return Status::Ok();
   }
 

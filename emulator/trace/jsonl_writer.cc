@@ -103,6 +103,8 @@ class LineWriter {
           if (a.backward) out += R"(,"backward":true)";
           if (a.dtype != AttentionShape{}.dtype)
             out += fmt::format(R"(,"dtype":"{}")", ToString(a.dtype));
+          if (a.kernel != AttentionKernel::kDefault)
+            out += fmt::format(R"(,"kernel":"{}")", ToString(a.kernel));
           out += '}';
         }
         break;

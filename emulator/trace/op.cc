@@ -27,6 +27,9 @@ constexpr std::array<std::string_view, kNumOpKinds> kOpKindNames = {
 
 constexpr std::array<std::string_view, 4> kMemcpyKindNames = {"h2d", "d2h", "d2d", "peer"};
 
+constexpr std::array<std::string_view, 4> kAttentionKernelNames = {"default", "fa2", "fa3",
+                                                                  "cudnn"};
+
 constexpr std::array<std::string_view, 12> kDataTypeNames = {
     "int8",    "uint8",   "int32",   "uint32",   "int64",  "uint64",
     "float16", "float32", "float64", "bfloat16", "f8e4m3", "f8e5m2"};
@@ -48,6 +51,14 @@ Result<MemcpyKind> ParseMemcpyKind(std::string_view name) {
 
 int SizeOf(DataType type) { return kDataTypeSizes[static_cast<int>(type)]; }
 std::string_view ToString(DataType type) { return kDataTypeNames[static_cast<int>(type)]; }
+std::string_view ToString(AttentionKernel kernel) {
+  return kAttentionKernelNames[static_cast<int>(kernel)];
+}
+
+Result<AttentionKernel> ParseAttentionKernel(std::string_view name) {
+  return ParseName<AttentionKernel>(kAttentionKernelNames, name, "attention kernel");
+}
+
 Result<DataType> ParseDataType(std::string_view name) {
   // NCCL's and nccl-tests' aliases.
   if (name == "half" || name == "fp16") return DataType::kFloat16;

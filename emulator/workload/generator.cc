@@ -486,6 +486,7 @@ void RankSource::FlashAttention(bool backward, std::int64_t seq_q, std::int64_t 
   op.attention.head_dim = w_.head_dim_;
   op.attention.causal = causal;
   op.attention.backward = backward;
+  op.attention.kernel = w_.spec_.training.attention_kernel;
   op.attention.dtype = w_.spec_.training.precision == DataType::kFloat8e4m3
                            ? DataType::kBfloat16  // attention stays in bf16 under FP8 training
                            : w_.spec_.training.precision;

@@ -94,5 +94,36 @@ TEST(KernelReferenceTest, GemmRows) {
   Expect(outcomes);
 }
 
+// FlashAttention's convention: forward+backward FLOPs are 3.5x the forward's, over the time of
+// both passes.
+TEST(KernelReferenceTest, AttentionRows) {
+  std::vector<Outcome> outcomes;
+  for (const auto& f : ReadRows("attention_reference.tsv")) {
+    ASSERT_EQ(f.size(), 12u) << f[0];
+    auto gpu = netmodel::FindGpu(f[1]);
+    ASSERT_TRUE(gpu.ok()) << f[0];
+    AttentionShape a;
+    auto kernel = ParseAttentionKernel(f[2]);
+    ASSERT_TRUE(kernel.ok()) << f[0];
+    a.kernel = *kernel;
+    a.causal = f[4] == "1";
+    a.head_dim = std::stoll(f[5]);
+    a.seq_q = a.seq_kv = std::stoll(f[6]);
+    a.batch = std::stoll(f[7]);
+    a.heads = std::stoll(f[8]);
+    a.dtype = ParseType(f[9]);
+    double flops = 0, seconds = 0;
+    for (bool backward : {false, true}) {
+      if ((f[3] == "fwd" && backward) || (f[3] == "bwd" && !backward)) continue;
+      a.backward = backward;
+      const AttentionEstimate e = EstimateAttention(a, *gpu);
+      flops += e.flops;
+      seconds += e.seconds;
+    }
+    outcomes.push_back({f[0], flops / seconds / 1e12, std::stod(f[10]), "tflops", f[11]});
+  }
+  Expect(outcomes);
+}
+
 }  // namespace
 }  // namespace myriad::emulator::timing

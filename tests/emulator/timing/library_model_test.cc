@@ -22,22 +22,61 @@ GemmShape Gemm(std::int64_t m, std::int64_t n, std::int64_t k, DataType dtype = 
 double EffectiveFlops(const GemmEstimate& e) { return e.flops / e.seconds; }
 
 TEST(AttentionModel, CausalForwardAndBackwardFollowTheFormula) {
+  const netmodel::GpuSpec h100 = Gpu("h100-sxm");
   AttentionShape a;
   a.batch = 1;
   a.heads = 32;
   a.seq_q = a.seq_kv = 4096;
   a.head_dim = 128;
-  // 4 x 32 x 4096^2 x 128 / 2 FLOP at 989.4 TFLOP/s x 0.6 x 4096 / (4096 + 256), + 2 us.
-  const double flops = 4.0 * 32 * 4096.0 * 4096.0 * 128 / 2;
-  const double efficiency = 0.6 * 4096 / (4096 + 256.0);
-  const double forward = flops / (989.4e12 * efficiency) + 2e-6;
-  EXPECT_NEAR(AttentionSeconds(a, Gpu("h100-sxm")), forward, 1e-9);
+  // The default on Hopper is cuDNN's: its ceiling, the softmax's share (4096 tensor FLOPs per
+  // clock per SM against 16 exponentials, half exposed) and a causal block's keys (2048 on
+  // average, against 210 of set-up and half a 128-key diagonal block).
+  const AttentionEstimate e = EstimateAttention(a, h100);
+  EXPECT_EQ(e.kernel, AttentionKernel::kCudnn);
+  EXPECT_DOUBLE_EQ(e.flops, 4.0 * 32 * 4096.0 * 4096.0 * 128 / 2);
+  EXPECT_DOUBLE_EQ(e.ceiling, kCudnnTraits.ceiling_forward);
+  EXPECT_DOUBLE_EQ(e.softmax_factor, 512.0 / (512 + 0.5 * 4096 / 16));
+  EXPECT_DOUBLE_EQ(e.length_factor, 2048.0 / (2048 + 210 + 64));
+  EXPECT_DOUBLE_EQ(e.fill, 1.0);  // 32 x 32 blocks of queries
+  const double forward = e.flops / (989.4e12 * e.efficiency) + 2e-6;
+  EXPECT_NEAR(e.seconds, forward, 1e-12);
+  // The backward: 2.5 times the FLOPs at its own figures.
   a.backward = true;
-  EXPECT_NEAR(AttentionSeconds(a, Gpu("h100-sxm")), 2.5 * (forward - 2e-6) + 2e-6, 1e-9);
-  // Without the causal mask twice the work; on short sequences the efficiency drops.
+  const AttentionEstimate b = EstimateAttention(a, h100);
+  EXPECT_DOUBLE_EQ(b.flops, 2.5 * e.flops);
+  EXPECT_DOUBLE_EQ(b.length_factor, 2048.0 / (2048 + 420 + 64));
+  // Without the mask, twice the work at a better length factor.
   a.backward = false;
   a.causal = false;
-  EXPECT_NEAR(AttentionSeconds(a, Gpu("h100-sxm")), 2 * (forward - 2e-6) + 2e-6, 1e-9);
+  EXPECT_DOUBLE_EQ(EstimateAttention(a, h100).length_factor, 4096.0 / (4096 + 210));
+}
+
+TEST(AttentionModel, ImplementationsByGpu) {
+  const netmodel::GpuSpec h100 = Gpu("h100-sxm"), a100 = Gpu("a100-sxm-80gb");
+  const netmodel::GpuSpec b200 = Gpu("b200");
+  EXPECT_EQ(ResolveAttentionKernel(AttentionKernel::kDefault, a100), AttentionKernel::kFlash2);
+  EXPECT_EQ(ResolveAttentionKernel(AttentionKernel::kDefault, h100), AttentionKernel::kCudnn);
+  EXPECT_EQ(ResolveAttentionKernel(AttentionKernel::kFlash3, h100), AttentionKernel::kFlash3);
+  EXPECT_EQ(ResolveAttentionKernel(AttentionKernel::kFlash3, a100), AttentionKernel::kFlash2);
+  EXPECT_EQ(ResolveAttentionKernel(AttentionKernel::kFlash3, b200), AttentionKernel::kCudnn);
+  // FlashAttention-2's Ampere instructions run slower on Hopper.
+  AttentionShape a;
+  a.batch = 4;
+  a.heads = 16;
+  a.seq_q = a.seq_kv = 8192;
+  a.head_dim = 128;
+  a.kernel = AttentionKernel::kFlash2;
+  EXPECT_DOUBLE_EQ(EstimateAttention(a, h100).ceiling,
+                   kFlash2Traits.ceiling_forward * kLegacyMmaOnHopper);
+  EXPECT_DOUBLE_EQ(EstimateAttention(a, a100).ceiling, kFlash2Traits.ceiling_forward);
+  // A smaller head dimension gives the exponentials a larger share.
+  const double at128 = EstimateAttention(a, h100).softmax_factor;
+  a.head_dim = 64;
+  EXPECT_LT(EstimateAttention(a, h100).softmax_factor, at128);
+  // Too few blocks of queries for the SMs: one batch, one head, 1024 queries = 8 blocks.
+  a.batch = a.heads = 1;
+  a.seq_q = a.seq_kv = 1024;
+  EXPECT_DOUBLE_EQ(EstimateAttention(a, h100).fill, 8.0 / 132);
 }
 
 TEST(StreamingKernelModel, BytesAtHbmBandwidth) {

@@ -105,6 +105,7 @@ TEST(JsonlTraceTest, ReadsEveryOpKindAndField) {
   EXPECT_FALSE(attention.attention.causal);
   EXPECT_TRUE(attention.attention.backward);
   EXPECT_EQ(attention.attention.dtype, DataType::kFloat16);
+  EXPECT_EQ(attention.attention.kernel, AttentionKernel::kFlash3);
 
   for (OpKind kind :
        {OpKind::kEventRecord, OpKind::kStreamWaitEvent, OpKind::kEventQuery, OpKind::kEventSync}) {

@@ -106,6 +106,17 @@ struct GemmShape {
 
 // What the attention model needs to time a fused (flash-attention style) attention kernel
 // (batch = 0: not attention).
+// Which fused-attention implementation runs (docs/kernel-timing.md, "Attention").
+enum class AttentionKernel : std::uint8_t {
+  kDefault,  // the GPU's usual one: cuDNN's on Hopper and later, FlashAttention-2 before
+  kFlash2,   // FlashAttention-2 (and PyTorch's flash kernels, which are its code)
+  kFlash3,   // FlashAttention-3 (Hopper only; FlashAttention-2 elsewhere)
+  kCudnn,    // cuDNN's fused attention (Transformer Engine's default on Hopper)
+};
+
+std::string_view ToString(AttentionKernel kernel);  // "default", "fa2", "fa3", "cudnn"
+Result<AttentionKernel> ParseAttentionKernel(std::string_view name);
+
 struct AttentionShape {
   std::int64_t batch = 0;
   std::int64_t heads = 0;   // query heads on this GPU
@@ -115,6 +126,7 @@ struct AttentionShape {
   bool causal = true;
   bool backward = false;
   DataType dtype = DataType::kBfloat16;
+  AttentionKernel kernel = AttentionKernel::kDefault;
 };
 
 // Stream 0 is the legacy default stream; kPerThreadStream the per-thread default stream.

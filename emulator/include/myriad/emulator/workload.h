@@ -110,6 +110,8 @@ struct TrainingSpec {
   // sequence x sequence scores (QK^T GEMM, softmax and dropout over them, AV GEMM), as
   // Megatron-LM ran before FlashAttention (2022).
   bool flash_attention = true;
+  // Which fused kernel (op.h's AttentionKernel; kDefault: the GPU's usual one).
+  AttentionKernel attention_kernel = AttentionKernel::kDefault;
   int iterations = 1;
 };
 
