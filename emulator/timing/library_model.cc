@@ -296,7 +296,6 @@ double TensorFlopsPerClockPerSm(const netmodel::GpuSpec& gpu) {
 double StreamingKernelSeconds(std::uint64_t bytes, const netmodel::GpuSpec& gpu) {
   return static_cast<double>(bytes) / (gpu.hbm_bandwidth * gpu.hbm_efficiency) + kKernelFloorSeconds;
 }
-
 std::optional<SimTime> LibraryModelProvider::Duration(const Op& op, const NameTable&) const {
   double seconds = 0;
   switch (op.kind) {

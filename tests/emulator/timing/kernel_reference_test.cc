@@ -125,5 +125,18 @@ TEST(KernelReferenceTest, AttentionRows) {
   Expect(outcomes);
 }
 
+// Memory-bound kernels: their bytes at the GPU's streaming rate, plus the floor.
+TEST(KernelReferenceTest, StreamingRows) {
+  std::vector<Outcome> outcomes;
+  for (const auto& f : ReadRows("streaming_reference.tsv")) {
+    ASSERT_EQ(f.size(), 5u) << f[0];
+    auto gpu = netmodel::FindGpu(f[1]);
+    ASSERT_TRUE(gpu.ok()) << f[0];
+    const double predicted = StreamingKernelSeconds(std::stoull(f[2]), *gpu) * 1e6;
+    outcomes.push_back({f[0], predicted, std::stod(f[3]), "us", f[4]});
+  }
+  Expect(outcomes);
+}
+
 }  // namespace
 }  // namespace myriad::emulator::timing
