@@ -36,6 +36,13 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
 // `myriad gate --baseline BASE.json --current CURRENT.json`: compares two reports.
 int RunGate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+// `myriad profile import TRACE... -o PROFILE.kdb`, `myriad profile record -- PROGRAM`: kernel
+// profiles from a real GPU (docs/kernel-timing.md, "Importing a profile").
+int RunProfile(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// `myriad profile record`: the program natively on this machine's GPU, its kernels timed
+// (cli/profile_record.cc).
+int RecordProfile(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 // `myriad trace convert IN OUT`: between JSON Lines and the binary trace format.
 int RunTrace(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

@@ -19,6 +19,7 @@ constexpr const char* kUsage =
     "  simulate SCENARIO                a synthetic training iteration of the scenario's workload\n"
     "  trace convert IN OUT             convert a trace between JSON Lines and binary\n"
     "  gate --baseline A --current B    compare two reports; exit 1 on a regression\n"
+    "  profile import TRACE -o OUT.kdb  kernel profiles from a real GPU's traces\n"
     "\n"
     "`myriad <command> --help` describes one command.\n";
 
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   if (command == "replay") return myriad::cli::RunReplay(args, std::cout, std::cerr);
   if (command == "trace") return myriad::cli::RunTrace(args, std::cout, std::cerr);
   if (command == "gate") return myriad::cli::RunGate(args, std::cout, std::cerr);
+  if (command == "profile") return myriad::cli::RunProfile(args, std::cout, std::cerr);
   std::cerr << "myriad: error: unknown command '" << command << "'\n" << kUsage;
   return myriad::cli::kExitBadInput;
 }

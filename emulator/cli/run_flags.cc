@@ -66,7 +66,7 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
   emulator::EngineOptions& o = flags.engine;
   if (a == "--report") return file(&flags.report_path);
   if (a == "--timeline") return file(&flags.timeline_path);
-  if (a == "--kernel-profile") {
+  if (a == "--profile" || a == "--kernel-profile") {
     std::string path;
     file(&path);
     if (error.empty()) o.timing.profile_paths.push_back(path);

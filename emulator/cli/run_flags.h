@@ -27,6 +27,9 @@ struct RunFlags {
     if (timeline_path.empty()) options.timeline_max_ranks = 0;
     if (!fidelity_given) options.fidelity = scenario.fidelity;
     options.flow = scenario.flow;
+    // The command line's profiles first: the first that answers wins.
+    options.timing.profile_paths.insert(options.timing.profile_paths.end(),
+                                        scenario.profiles.begin(), scenario.profiles.end());
     return options;
   }
 };
@@ -35,7 +38,8 @@ inline constexpr const char* kRunFlagsUsage =
     "  --report FILE            write the JSON report (docs/report-schema.md)\n"
     "  --timeline FILE          write a Chrome/Perfetto trace of the run\n"
     "  --timeline-ranks N       ranks in the timeline, evenly sampled (default 64)\n"
-    "  --kernel-profile FILE    a kernel profile database (repeatable; docs/kernel-timing.md)\n"
+    "  --profile FILE           a kernel profile database (repeatable; also [timing] profiles;\n"
+    "                           `myriad profile import` writes them; docs/kernel-timing.md)\n"
     "  --fallback-kernel-us X   duration of kernels nothing else times (default 10)\n"
     "  --launch-latency-us X    host enqueue to earliest device start (default 2)\n"
     "  --api-cost-us X          host time per CUDA/NCCL call (default 0)\n"

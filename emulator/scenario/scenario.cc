@@ -175,7 +175,7 @@ class Resolver {
   Status Resolve(const TomlNode& document) {
     Result<TableReader> root = TableReader::Open(
         document, "",
-        {"include", "name", "description", "cluster", "launch", "workload", "network"});
+        {"include", "name", "description", "cluster", "launch", "workload", "network", "timing"});
     if (!root.ok()) return root.status();
     Field<std::string> name, description;
     MYRIAD_RETURN_IF_ERROR(root->String("name", &name));
@@ -203,6 +203,7 @@ class Resolver {
     }
     MYRIAD_RETURN_IF_ERROR(ResolveLaunch(*root));
     MYRIAD_RETURN_IF_ERROR(ResolveNetwork(*root));
+    MYRIAD_RETURN_IF_ERROR(ResolveTiming(*root));
     return ResolveWorkload(*root);
   }
 
@@ -216,6 +217,25 @@ class Resolver {
   void Apply(const Field<T>& field, T* target, std::string key, const std::string& catalog) {
     if (field.present) *target = field.value;
     Record(std::move(key), field.present ? Override(field.pos) : catalog);
+  }
+
+  // [timing]: profile databases, each path relative to the file that names it.
+  Status ResolveTiming(const TableReader& root) {
+    const TomlNode* table;
+    MYRIAD_RETURN_IF_ERROR(root.Table("timing", &table));
+    if (table == nullptr) return Status::Ok();
+    Result<TableReader> reader = TableReader::Open(*table, "timing", {"profiles"});
+    if (!reader.ok()) return reader.status();
+    std::vector<Field<std::string>> profiles;
+    MYRIAD_RETURN_IF_ERROR(reader->StringList("profiles", &profiles));
+    for (const Field<std::string>& p : profiles) {
+      if (p.value.empty()) return p.Error("must be a file's path");
+      const fs::path path(p.value);
+      scenario_.profiles.push_back(
+          path.is_absolute() ? path.string()
+                             : (fs::path(p.pos.file).parent_path() / path).lexically_normal().string());
+    }
+    return Status::Ok();
   }
 
   Status ResolveLaunch(const TableReader& root) {

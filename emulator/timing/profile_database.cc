@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "myriad/netmodel/hardware.h"
@@ -18,14 +19,21 @@
 namespace myriad::emulator::timing {
 namespace {
 
-// The column names joined by `separator`: tabs in the file, spaces in messages.
-std::string Columns(char separator) {
+// The column names joined by `separator`: tabs in the file, spaces in messages (v1 has no
+// `gemm`).
+std::string Columns(char separator, bool v1 = false) {
   std::string columns;
   for (std::string_view column : kProfileColumns) {
+    if (v1 && column == "gemm") continue;
     if (!columns.empty()) columns += separator;
     columns += column;
   }
   return columns;
+}
+
+// "M,N,K,BATCH,DTYPE" (e.g. "4096,1024,8192,1,bfloat16").
+std::string GemmText(const GemmShape& g) {
+  return fmt::format("{},{},{},{},{}", g.m, g.n, g.k, g.batch, ToString(g.dtype));
 }
 
 std::vector<std::string_view> SplitTabs(std::string_view line) {
@@ -75,6 +83,7 @@ bool ParseMicros(std::string_view text, double* out) {
 }
 
 std::string ShapeText(const ProfileRow& row) {
+  if (row.gemm) return "gemm " + GemmText(*row.gemm);
   if (row.any_shape) return "*";
   return fmt::format("{},{},{} {},{},{} {}", row.grid.x, row.grid.y, row.grid.z, row.block.x,
                      row.block.y, row.block.z, row.shared_mem);
@@ -106,8 +115,9 @@ class Parser {
       }
       if (line.empty() || line.front() == '#') continue;
       if (!header_seen) {
-        if (line != Columns('\t')) {
-          return Error(line_no, "expected the column header line (tab-separated): " + Columns(' '));
+        if (line != Columns('\t', v1_)) {
+          return Error(line_no,
+                       "expected the column header line (tab-separated): " + Columns(' ', v1_));
         }
         header_seen = true;
         continue;
@@ -116,7 +126,7 @@ class Parser {
       if (!row.ok()) return row.status();
       rows_.push_back(std::move(row).value());
     }
-    if (!header_seen) return Error(line_no, "no column header line: " + Columns(' '));
+    if (!header_seen) return Error(line_no, "no column header line: " + Columns(' ', v1_));
     return std::move(rows_);
   }
 
@@ -125,23 +135,35 @@ class Parser {
     return Status::InvalidArgument(fmt::format("{}:{}: {}", path_, line, message));
   }
 
-  Status CheckMagic(std::string_view line) const {
+  Status CheckMagic(std::string_view line) {
     const std::string expected = std::string(kProfileMagic) + " " + std::string(kProfileVersion);
     if (line == expected) return Status::Ok();
+    if (line == std::string(kProfileMagic) + " " + std::string(kProfileVersionV1)) {
+      v1_ = true;
+      return Status::Ok();
+    }
     if (line.starts_with(kProfileMagic) && line.size() > kProfileMagic.size() &&
         line[kProfileMagic.size()] == ' ') {
-      return Error(1, fmt::format("unsupported profile version '{}' (this Myriad reads {})",
-                                  line.substr(kProfileMagic.size() + 1), kProfileVersion));
+      return Error(1, fmt::format("unsupported profile version '{}' (this Myriad reads {} and {})",
+                                  line.substr(kProfileMagic.size() + 1), kProfileVersionV1,
+                                  kProfileVersion));
     }
     return Error(1,
                  fmt::format("not a Myriad kernel profile: the first line must be '{}'", expected));
   }
 
   Result<ProfileRow> ParseRow(std::string_view line, int line_no) {
-    const std::vector<std::string_view> f = SplitTabs(line);
-    if (static_cast<int>(f.size()) != kProfileFieldCount) {
-      return Error(line_no, fmt::format("expected {} tab-separated fields, found {}",
-                                        kProfileFieldCount, f.size()));
+    std::vector<std::string_view> f = SplitTabs(line);
+    const int expected = v1_ ? kProfileFieldCountV1 : kProfileFieldCount;
+    if (static_cast<int>(f.size()) != expected) {
+      return Error(line_no,
+                   fmt::format("expected {} tab-separated fields, found {}", expected, f.size()));
+    }
+    // From here on the fields are v2's: a v1 row has no GEMM.
+    std::string_view gemm = "-";
+    if (!v1_) {
+      gemm = f[5];
+      f.erase(f.begin() + 5);
     }
     ProfileRow row;
     row.line = line_no;
@@ -166,6 +188,13 @@ class Parser {
       }
     }
 
+    if (gemm != "-") {
+      Result<GemmShape> shape = ParseGemm(gemm);
+      if (!shape.ok()) return Error(line_no, shape.status().message());
+      if (!row.any_shape) return Error(line_no, "a GEMM row's grid, block and shared_mem are '*'");
+      row.gemm = *shape;
+    }
+
     if (!ParseInt(f[5], &row.stats.samples) || row.stats.samples == 0) {
       return Error(line_no, fmt::format("samples: expected a positive integer, found '{}'", f[5]));
     }
@@ -174,7 +203,7 @@ class Parser {
     for (int i = 0; i < 5; ++i) {
       if (!ParseMicros(f[6 + i], values[i])) {
         return Error(line_no, fmt::format("{}: expected a number of microseconds >= 0, found '{}'",
-                                          kProfileColumns[6 + i], f[6 + i]));
+                                          kProfileColumns[7 + i], f[6 + i]));
       }
     }
     const ProfileStats& s = row.stats;
@@ -195,6 +224,26 @@ class Parser {
     return row;
   }
 
+  static Result<GemmShape> ParseGemm(std::string_view text) {
+    GemmShape g;
+    std::int64_t* dims[] = {&g.m, &g.n, &g.k, &g.batch};
+    std::size_t start = 0;
+    for (std::int64_t* d : dims) {
+      const std::size_t comma = text.find(',', start);
+      if (comma == std::string_view::npos || !ParseInt(text.substr(start, comma - start), d) ||
+          *d < 1 || *d > (std::int64_t{1} << 31))
+        return Status::InvalidArgument(fmt::format(
+            "gemm: expected '-' or M,N,K,BATCH,TYPE (each dimension 1 to 2^31), found '{}'",
+            text));
+      start = comma + 1;
+    }
+    Result<DataType> type = ParseDataType(text.substr(start));
+    if (!type.ok())
+      return Status::InvalidArgument(fmt::format("gemm: {} in '{}'", type.status().message(), text));
+    g.dtype = *type;
+    return g;
+  }
+
   Status BadDim(int line_no, std::string_view field, std::string_view text) const {
     return Error(line_no,
                  fmt::format("{}: expected X, X,Y or X,Y,Z with positive integers, or '*', "
@@ -203,6 +252,7 @@ class Parser {
   }
 
   std::string path_;
+  bool v1_ = false;  // a v1 file: no `gemm` column
   std::vector<ProfileRow> rows_;
   std::unordered_map<std::string, int> first_line_;  // duplicate detection
 };
@@ -211,6 +261,27 @@ class Parser {
 
 Result<std::vector<ProfileRow>> ParseProfile(std::string_view text, std::string_view path) {
   return Parser(path).Parse(text);
+}
+
+std::string FormatProfile(const std::vector<ProfileRow>& rows, std::string_view comment) {
+  std::string out = fmt::format("{} {}\n", kProfileMagic, kProfileVersion);
+  std::size_t start = 0;
+  while (start < comment.size()) {
+    const std::size_t end = std::min(comment.find('\n', start), comment.size());
+    out += fmt::format("# {}\n", comment.substr(start, end - start));
+    start = end + 1;
+  }
+  out += Columns('\t') + "\n";
+  for (const ProfileRow& r : rows) {
+    const auto dim = [](const Dim3& d) { return fmt::format("{},{},{}", d.x, d.y, d.z); };
+    const bool any = r.any_shape || r.gemm.has_value();
+    const ProfileStats& s = r.stats;
+    out += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.3f}\t{:.3f}\t{:.3f}\t{:.3f}\t{:.3f}\n", r.gpu,
+                       r.kernel, any ? "*" : dim(r.grid), any ? "*" : dim(r.block),
+                       any ? "*" : std::to_string(r.shared_mem), r.gemm ? GemmText(*r.gemm) : "-",
+                       s.samples, s.mean_us, s.median_us, s.min_us, s.max_us, s.stddev_us);
+  }
+  return out;
 }
 
 Result<std::vector<ProfileRow>> ReadProfile(const std::string& path) {
@@ -233,6 +304,14 @@ ProfileProvider::ProfileProvider(std::string provider_name, const std::vector<Pr
     : name_(std::move(provider_name)) {
   for (const ProfileRow& row : rows) {
     if (row.gpu != gpu_key) continue;  // measured on another GPU model
+    if (row.gemm) {
+      const GemmShape& g = *row.gemm;
+      gemms_.push_back(Gemm{std::min(g.m, g.n), std::max(g.m, g.n), g.k, g.batch, g.dtype,
+                            FromMicros(row.stats.median_us),
+                            2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) *
+                                static_cast<double>(g.k) * static_cast<double>(g.batch)});
+      continue;
+    }
     auto [it, inserted] = index_.emplace(row.kernel, static_cast<std::uint32_t>(entries_.size()));
     if (inserted) entries_.emplace_back();
     Entry& entry = entries_[it->second];
@@ -245,6 +324,7 @@ ProfileProvider::ProfileProvider(std::string provider_name, const std::vector<Pr
                                    duration});
     }
   }
+  std::sort(gemms_.begin(), gemms_.end());
   for (Entry& entry : entries_) {
     std::sort(entry.shapes.begin(), entry.shapes.end(), [](const Shape& a, const Shape& b) {
       return std::lexicographical_compare(std::begin(a.key), std::end(a.key), std::begin(b.key),
@@ -271,6 +351,36 @@ ProfileProvider::ProfileProvider(std::string provider_name, const std::vector<Pr
       i = j;
     }
   }
+}
+
+bool ProfileProvider::Gemm::operator<(const Gemm& o) const {
+  return std::tie(dtype, batch, mn_low, mn_high, k) <
+         std::tie(o.dtype, o.batch, o.mn_low, o.mn_high, o.k);
+}
+
+std::optional<SimTime> ProfileProvider::GemmDuration(const GemmShape& g) const {
+  if (gemms_.empty()) return std::nullopt;
+  const Gemm key{std::min(g.m, g.n), std::max(g.m, g.n), g.k, std::max<std::int64_t>(g.batch, 1),
+                 g.dtype, 0, 0};
+  const auto it = std::lower_bound(gemms_.begin(), gemms_.end(), key);
+  if (it != gemms_.end() && !(key < *it)) return it->duration;
+  // No exact shape: the measured GEMM of the same type nearest in work, scaled by work (the
+  // first of equals in sort order).
+  const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) *
+                       static_cast<double>(g.k) * static_cast<double>(key.batch);
+  if (!(flops > 0)) return std::nullopt;
+  const Gemm* nearest = nullptr;
+  double distance = 0;
+  for (const Gemm& m : gemms_) {
+    if (m.dtype != g.dtype) continue;
+    const double d = std::abs(std::log(flops / m.flops));
+    if (nearest == nullptr || d < distance) {
+      nearest = &m;
+      distance = d;
+    }
+  }
+  if (nearest == nullptr) return std::nullopt;
+  return std::llround(static_cast<double>(nearest->duration) * flops / nearest->flops);
 }
 
 const ProfileProvider::Entry* ProfileProvider::Find(NameId id, const NameTable& names) const {
@@ -309,9 +419,9 @@ SimTime ProfileProvider::Interpolate(const std::vector<Point>& points, double th
 }
 
 std::optional<SimTime> ProfileProvider::Duration(const Op& op, const NameTable& names) const {
-  if (op.kind != OpKind::kKernel || entries_.empty()) return std::nullopt;
-  const Entry* entry = Find(op.name, names);
-  if (entry == nullptr) return std::nullopt;
+  if (op.kind != OpKind::kKernel) return std::nullopt;
+  const Entry* entry = entries_.empty() ? nullptr : Find(op.name, names);
+  if (entry == nullptr) return op.gemm.m > 0 ? GemmDuration(op.gemm) : std::nullopt;
   const std::uint32_t key[7] = {op.grid.x,  op.grid.y,  op.grid.z,    op.block.x,
                                 op.block.y, op.block.z, op.shared_mem};
   const auto it = std::lower_bound(

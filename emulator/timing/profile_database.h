@@ -16,14 +16,18 @@
 
 namespace myriad::emulator::timing {
 
-// The first line of every profile database; the number is the format version.
+// The first line of every profile database; the number is the format version. v2 adds the
+// `gemm` column; v1 files (without it) are still read.
 inline constexpr std::string_view kProfileMagic = "# myriad-kernel-profile";
-inline constexpr std::string_view kProfileVersion = "v1";
+inline constexpr std::string_view kProfileVersion = "v2";
+inline constexpr std::string_view kProfileVersionV1 = "v1";
 // The column header line that must precede the rows (fields separated by one tab each).
 inline constexpr std::string_view kProfileColumns[] = {
-    "gpu",     "kernel",    "grid",   "block",  "shared_mem", "samples",
-    "mean_us", "median_us", "min_us", "max_us", "stddev_us"};
-inline constexpr int kProfileFieldCount = 11;
+    "gpu",     "kernel",  "grid",      "block",  "shared_mem", "gemm",
+    "samples", "mean_us", "median_us", "min_us", "max_us",     "stddev_us"};
+inline constexpr int kProfileFieldCount = 12;
+// v1's header: the same without `gemm`.
+inline constexpr int kProfileFieldCountV1 = 11;
 
 // Statistics of the measured durations of one (GPU, kernel, shape), in microseconds.
 struct ProfileStats {
@@ -42,9 +46,16 @@ struct ProfileRow {
   Dim3 grid;
   Dim3 block;
   std::uint32_t shared_mem = 0;
+  // A GEMM row (v2 `gemm` column): a matrix product as the program asked for it (the sum of
+  // the kernels one `aten::mm` launched), answering GEMM ops of that shape whatever their
+  // kernel's name; its shape is `*` and `kernel` names the first kernel it launched.
+  std::optional<GemmShape> gemm;
   ProfileStats stats;
   int line = 0;  // 1-based line in the file
 };
+
+// The database's text (v2) for `rows`, in their order: what `myriad profile import` writes.
+std::string FormatProfile(const std::vector<ProfileRow>& rows, std::string_view comment);
 
 // Parses a whole database. `path` only names the file in errors, which are one line:
 // "PATH:LINE: message".
@@ -65,6 +76,8 @@ class ProfileProvider : public DurationProvider {
 
   // Distinct kernel names with rows for this GPU.
   std::size_t kernel_count() const { return entries_.size(); }
+  // GEMM rows for this GPU.
+  std::size_t gemm_count() const { return gemms_.size(); }
 
  private:
   struct Shape {
@@ -85,8 +98,19 @@ class ProfileProvider : public DurationProvider {
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
 
+  // A measured GEMM: M and N unordered (cuBLAS's column-major m, n are the row-major
+  // program's n, m), K, batch and type.
+  struct Gemm {
+    std::int64_t mn_low, mn_high, k, batch;
+    DataType dtype;
+    SimTime duration;
+    double flops;
+    bool operator<(const Gemm& o) const;
+  };
+
   const Entry* Find(NameId id, const NameTable& names) const;
   static SimTime Interpolate(const std::vector<Point>& points, double threads);
+  std::optional<SimTime> GemmDuration(const GemmShape& gemm) const;
 
   std::string name_;
   std::vector<Entry> entries_;
@@ -95,6 +119,7 @@ class ProfileProvider : public DurationProvider {
   // run: 0 = not looked up yet, 1 = no rows for this name, i + 2 = entries_[i]. A vector
   // indexed by the dense NameId costs one load per op where a hash map costs a hash.
   mutable std::vector<std::uint32_t> by_name_;
+  std::vector<Gemm> gemms_;  // sorted: exact shapes by binary search, else the nearest in work
 };
 
 }  // namespace myriad::emulator::timing

@@ -82,12 +82,12 @@ TEST(ProfileFormat, ErrorsNameFileAndLine) {
   const std::string ok_row = Row("h100-sxm", "k", "1", "32", "0", "5");
   EXPECT_EQ(ParseError(""),
             "p.kdb:1: not a Myriad kernel profile: the first line must be "
-            "'# myriad-kernel-profile v1'");
+            "'# myriad-kernel-profile v2'");
   EXPECT_EQ(ParseError("gpu\tkernel\n"),
             "p.kdb:1: not a Myriad kernel profile: the first line must be "
-            "'# myriad-kernel-profile v1'");
-  EXPECT_EQ(ParseError("# myriad-kernel-profile v2\n" + kHeader),
-            "p.kdb:1: unsupported profile version 'v2' (this Myriad reads v1)");
+            "'# myriad-kernel-profile v2'");
+  EXPECT_EQ(ParseError("# myriad-kernel-profile v3\n" + kHeader),
+            "p.kdb:1: unsupported profile version 'v3' (this Myriad reads v1 and v2)");
   EXPECT_EQ(ParseError(kMagic + ok_row),
             "p.kdb:2: expected the column header line (tab-separated): " + kColumns);
   EXPECT_EQ(ParseError(kMagic + "# only comments\n"),
@@ -283,6 +283,68 @@ TEST(ProfileLookup, ResultsDoNotDependOnRowOrder) {
   for (const auto& r : results) EXPECT_EQ(r, results.front());
   // 5,000 threads: between 3,000 (mean of 25 and 35) and 7,000 (mean of 41 and 47).
   EXPECT_EQ(results.front()[4], FromMicros(30 + (44 - 30) * 300.0 / 4000.0));
+}
+
+// Format v2: a `gemm` column. GEMM rows answer GEMM ops by shape whatever their kernel's name
+// (a live run's cuBLAS call has Myriad's name for it, a trace the real kernel's).
+const std::string kMagicV2 = "# myriad-kernel-profile v2\n";
+const std::string kHeaderV2 =
+    "gpu\tkernel\tgrid\tblock\tshared_mem\tgemm\tsamples\tmean_us\tmedian_us\tmin_us\tmax_us\t"
+    "stddev_us\n";
+
+std::string GemmRow(const std::string& gemm, const std::string& median) {
+  return "h100-sxm\tsm90_xmma_gemm\t*\t*\t*\t" + gemm + "\t4\t" + median + "\t" + median +
+         "\t" + median + "\t" + median + "\t0\n";
+}
+
+Op GemmOp(NameTable& names, std::int64_t m, std::int64_t n, std::int64_t k,
+          DataType dtype = DataType::kBfloat16) {
+  Op op = Kernel(names, "cublas_gemm_bf16bf16bf16_32f_NN", Dim3{1, 1, 1}, Dim3{1, 1, 1});
+  op.gemm = GemmShape{m, n, k, 1, dtype};
+  return op;
+}
+
+TEST(ProfileFormatV2, GemmRowsAnswerByShapeThenByNearestWork) {
+  const std::string text = kMagicV2 + kHeaderV2 + GemmRow("4096,1024,8192,1,bfloat16", "100") +
+                           GemmRow("1024,1024,1024,1,bfloat16", "8") +
+                           "h100-sxm\tk\t1\t32\t0\t-\t10\t5\t5\t5\t5\t0\n";
+  Result<std::vector<ProfileRow>> rows = ParseProfile(text, "p.kdb");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 3u);
+  ASSERT_TRUE((*rows)[0].gemm.has_value());
+  EXPECT_EQ((*rows)[0].gemm->k, 8192);
+  EXPECT_FALSE((*rows)[2].gemm.has_value());
+  const ProfileProvider provider("profile p.kdb", *rows, "h100-sxm");
+  EXPECT_EQ(provider.gemm_count(), 2u);
+  EXPECT_EQ(provider.kernel_count(), 1u);
+  NameTable names;
+  // Exact shape, M and N either way round (cuBLAS's column-major m, n).
+  EXPECT_EQ(provider.Duration(GemmOp(names, 4096, 1024, 8192), names), FromMicros(100));
+  EXPECT_EQ(provider.Duration(GemmOp(names, 1024, 4096, 8192), names), FromMicros(100));
+  // Another shape: the nearest in work, scaled by work (twice 1024^3's work: 16 us).
+  EXPECT_EQ(provider.Duration(GemmOp(names, 2048, 1024, 1024), names), FromMicros(16));
+  // Another type: no answer.
+  EXPECT_EQ(provider.Duration(GemmOp(names, 1024, 1024, 1024, DataType::kFloat32), names),
+            std::nullopt);
+  // Round trip through the writer.
+  Result<std::vector<ProfileRow>> again = ParseProfile(FormatProfile(*rows, "two GEMMs"), "q");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(FormatProfile(*again, "two GEMMs"), FormatProfile(*rows, "two GEMMs"));
+}
+
+TEST(ProfileFormatV2, Errors) {
+  EXPECT_EQ(ParseError(kMagicV2 + kHeaderV2 + GemmRow("4096,1024,8192,bfloat16", "1")),
+            "p.kdb:3: gemm: expected '-' or M,N,K,BATCH,TYPE (each dimension 1 to 2^31), found "
+            "'4096,1024,8192,bfloat16'");
+  EXPECT_EQ(ParseError(kMagicV2 + kHeaderV2 +
+                       "h100-sxm\tk\t1\t32\t0\t8,8,8,1,bfloat16\t1\t1\t1\t1\t1\t0\n"),
+            "p.kdb:3: a GEMM row's grid, block and shared_mem are '*'");
+  EXPECT_EQ(ParseError(kMagicV2 + kHeaderV2 + GemmRow("8,8,8,1,bfloat16", "1") +
+                       GemmRow("8,8,8,1,bfloat16", "2")),
+            "p.kdb:4: duplicate row for GPU 'h100-sxm', kernel 'sm90_xmma_gemm', shape gemm "
+            "8,8,8,1,bfloat16 (first at line 3)");
+  EXPECT_EQ(ParseError(kMagicV2 + kHeaderV2 + Row("h100-sxm", "k", "1", "32", "0", "5")),
+            "p.kdb:3: expected 12 tab-separated fields, found 11");
 }
 
 }  // namespace

@@ -55,6 +55,9 @@ struct Scenario {
   // flow model's routing, link changes and background traffic (docs/network.md).
   netmodel::Fidelity fidelity = netmodel::Fidelity::kAnalytical;
   netmodel::FlowOptions flow;
+  // [timing] profiles: kernel profile databases, searched after the command line's
+  // (--profile), each path resolved against the directory of the file that names it.
+  std::vector<std::string> profiles;
 
   // The origin recorded for `key`, or "" when none was.
   std::string_view Origin(std::string_view key) const;
