@@ -59,8 +59,8 @@ Result<nlohmann::json> RunOnce(const FoldCheckRun& run, bool folded, const fs::p
   std::ifstream in(report);
   nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
   if (json.is_discarded() || !json.contains("ranks"))
-    return Status::Internal(fmt::format("fold check: cannot read the {} run's report {}", name,
-                                        report.string()));
+    return Status::Internal(
+        fmt::format("fold check: cannot read the {} run's report {}", name, report.string()));
   return json;
 }
 
@@ -69,8 +69,8 @@ Result<nlohmann::json> RunOnce(const FoldCheckRun& run, bool folded, const fs::p
 Result<std::string> CheckFold(const FoldCheckRun& run) {
   std::string pattern = (fs::temp_directory_path() / "myriad-fold-check-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr)
-    return Status::Internal(fmt::format("fold check: cannot make a folder in {}",
-                                        fs::temp_directory_path().string()));
+    return Status::Internal(
+        fmt::format("fold check: cannot make a folder in {}", fs::temp_directory_path().string()));
   const fs::path dir = pattern;
   auto unfolded = RunOnce(run, false, dir);
   if (!unfolded.ok()) return unfolded.status();

@@ -102,8 +102,8 @@ int Import(const std::vector<std::string>& args, std::ostream& out, std::ostream
       "{}: {} kernels ({} rows by name and launch shape) and {} GEMM calls ({} shapes), "
       "{:.3f} ms of kernel time, from {} ({}), for {}\n",
       output, built->kernels, built->kernel_rows, built->gemm_calls, built->gemm_rows,
-      built->kernel_time_us / 1000, traces.size() == 1 ? "1 trace" : fmt::format("{} traces", traces.size()),
-      formats, gpu_key);
+      built->kernel_time_us / 1000,
+      traces.size() == 1 ? "1 trace" : fmt::format("{} traces", traces.size()), formats, gpu_key);
   if (built->kernels == 0)
     out << "note: the traces hold no GPU kernels (was CUDA activity recorded?)\n";
   return kExitOk;

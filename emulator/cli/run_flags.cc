@@ -72,6 +72,10 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
     if (error.empty()) o.timing.profile_paths.push_back(path);
     return true;
   }
+  if (a == "--no-launch-guess") {
+    o.timing.launch_guess = false;
+    return true;
+  }
   if (a == "--timeline-ranks") {
     if (number("a whole number", &x) && x != static_cast<int>(x))
       error = "--timeline-ranks needs a whole number";

@@ -41,6 +41,8 @@ inline constexpr const char* kRunFlagsUsage =
     "  --profile FILE           a kernel profile database (repeatable; also [timing] profiles;\n"
     "                           `myriad profile import` writes them; docs/kernel-timing.md)\n"
     "  --fallback-kernel-us X   duration of kernels nothing else times (default 10)\n"
+    "  --no-launch-guess        time kernels no model knows by the fallback, not by a guess\n"
+    "                           from their launch (docs/kernel-timing.md)\n"
     "  --launch-latency-us X    host enqueue to earliest device start (default 2)\n"
     "  --api-cost-us X          host time per CUDA/NCCL call (default 0)\n"
     "  --overlap-slowdown F     kernels run (1 + F) x longer while a collective of the same\n"

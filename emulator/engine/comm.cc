@@ -164,7 +164,8 @@ Status Simulation::MirrorPeer(int rank, const Communicator& comm, Op& call) cons
   if (call.peer < 0 || call.peer >= n) return Status::Ok();  // ArriveP2p says what is wrong
   const long world = static_cast<long>(ranks_.size());
   const int peer_rank = comm.ranks[static_cast<size_t>(call.peer)];
-  const int shifted = static_cast<int>((peer_rank + static_cast<long>(rank - source) + world) % world);
+  const int shifted =
+      static_cast<int>((peer_rank + static_cast<long>(rank - source) + world) % world);
   const auto it = std::find(comm.ranks.begin(), comm.ranks.end(), shifted);
   if (it == comm.ranks.end())
     return Status::InvalidArgument(fmt::format(

@@ -389,6 +389,7 @@ RunResult Simulation::Collect() {
       result.iteration_ends[i] = std::max(result.iteration_ends[i], rp->iteration_markers[i]);
   result.kernel_timing = timer_->stats();
   result.uncovered_kernels = timer_->Uncovered(names_);
+  result.guessed_kernels = timer_->Guessed(names_);
   for (const auto& [key, calls] : estimate_calls_) {
     const netmodel::CollectiveEstimate& e = estimates_.at(key);
     CollectiveStats c;

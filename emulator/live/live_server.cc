@@ -31,6 +31,7 @@
 #include "frames.h"
 #include "myriad/emulator/live.h"
 #include "protocol/wire.h"
+#include "timing/launch_guess.h"
 #include "timing/pytorch_kernels.h"
 
 namespace myriad::emulator {
@@ -1210,9 +1211,13 @@ Status LiveSource::Convert(Queued& q) {
   // op so that a recorded trace replays with the same models.
   if (op.kind == OpKind::kKernel && op.gemm.m == 0 && op.bytes == 0 && op.name != 0) {
     const timing::KernelClass& kernel = kernel_classes_.Get(op.name, names_);
+    const std::size_t count = std::min<std::size_t>(w.int_arg_count, std::size(w.int_args));
+    const std::span<const std::int64_t> int_args(w.int_args, count);
     if (kernel.family != timing::KernelFamily::kNone) {
-      const std::size_t count = std::min<std::size_t>(w.int_arg_count, std::size(w.int_args));
-      timing::DescribeKernelWork(kernel, std::span<const std::int64_t>(w.int_args, count), &op);
+      timing::DescribeKernelWork(kernel, int_args, &op);
+    } else if (op.attention.batch == 0) {
+      // A kernel no model knows: its work guessed from the launch, and said to be a guess.
+      timing::GuessKernelWork(names_.Name(op.name), int_args, &op);
     }
   }
   return Status::Ok();

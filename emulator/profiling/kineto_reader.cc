@@ -51,9 +51,9 @@ Result<std::string> ReadJsonText(const std::string& path) {
   }
   inflateEnd(&z);
   if (rc != Z_STREAM_END)
-    return Status::InvalidArgument(fmt::format(
-        "{}: {} gzip stream{}", path, rc == Z_BUF_ERROR ? "truncated" : "corrupt",
-        z.msg != nullptr ? std::string(" (") + z.msg + ")" : std::string()));
+    return Status::InvalidArgument(
+        fmt::format("{}: {} gzip stream{}", path, rc == Z_BUF_ERROR ? "truncated" : "corrupt",
+                    z.msg != nullptr ? std::string(" (") + z.msg + ")" : std::string()));
   return out;
 }
 
@@ -106,7 +106,8 @@ bool GemmOf(const Json& op, GemmShape* gemm) {
   if (args->contains("Input type") && (*args)["Input type"].is_array() &&
       (*args)["Input type"].size() > static_cast<std::size_t>(a) &&
       (*args)["Input type"][static_cast<std::size_t>(a)].is_string())
-    gemm->dtype = TypeOfInput((*args)["Input type"][static_cast<std::size_t>(a)].get<std::string>());
+    gemm->dtype =
+        TypeOfInput((*args)["Input type"][static_cast<std::size_t>(a)].get<std::string>());
   return true;
 }
 
@@ -125,7 +126,8 @@ bool ReadDim3(const Json& v, Dim3* out) {
 
 // A thread's key: pid and tid, as the trace writes them (numbers or strings).
 std::string ThreadKey(const Json& e) {
-  return (e.contains("pid") ? e["pid"].dump() : "") + "/" + (e.contains("tid") ? e["tid"].dump() : "");
+  return (e.contains("pid") ? e["pid"].dump() : "") + "/" +
+         (e.contains("tid") ? e["tid"].dump() : "");
 }
 
 }  // namespace
@@ -155,12 +157,12 @@ Result<TraceRead> ReadKineto(const std::string& path) {
     ++index;
     if (!e.is_object() || e.value("ph", "") != "X") continue;
     const std::string cat = e.value("cat", "");
-    const bool timed = e.contains("ts") && e["ts"].is_number() && e.contains("dur") &&
-                       e["dur"].is_number();
+    const bool timed =
+        e.contains("ts") && e["ts"].is_number() && e.contains("dur") && e["dur"].is_number();
     if (cat == "kernel" || cat == "Kernel") {
       if (!timed || !e.contains("name") || !e["name"].is_string())
-        return Status::InvalidArgument(fmt::format(
-            "{}: event {} (a kernel) has no name, 'ts' or 'dur'", path, index));
+        return Status::InvalidArgument(
+            fmt::format("{}: event {} (a kernel) has no name, 'ts' or 'dur'", path, index));
       kernels.push_back(&e);
     } else if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime") {
       const Json* args = e.contains("args") ? &e["args"] : nullptr;
@@ -187,8 +189,8 @@ Result<TraceRead> ReadKineto(const std::string& path) {
     const Json* args = k->contains("args") ? &(*k)["args"] : nullptr;
     if (args != nullptr) {
       if (args->contains("grid") && !ReadDim3((*args)["grid"], &r.grid))
-        return Status::InvalidArgument(
-            fmt::format("{}: kernel '{}' has a bad 'grid' {}", path, r.name, (*args)["grid"].dump()));
+        return Status::InvalidArgument(fmt::format("{}: kernel '{}' has a bad 'grid' {}", path,
+                                                   r.name, (*args)["grid"].dump()));
       if (args->contains("block") && !ReadDim3((*args)["block"], &r.block))
         return Status::InvalidArgument(fmt::format("{}: kernel '{}' has a bad 'block' {}", path,
                                                    r.name, (*args)["block"].dump()));

@@ -19,8 +19,8 @@ using Statement = std::unique_ptr<sqlite3_stmt, Closer>;
 
 bool HasTable(sqlite3* db, const char* table) {
   sqlite3_stmt* raw = nullptr;
-  if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1,
-                         &raw, nullptr) != SQLITE_OK)
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1, &raw,
+                         nullptr) != SQLITE_OK)
     return false;
   Statement s(raw);
   sqlite3_bind_text(raw, 1, table, -1, SQLITE_STATIC);
@@ -39,8 +39,8 @@ Result<TraceRead> ReadNsight(const std::string& path) {
   const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
   Database db(raw);
   if (rc != SQLITE_OK)
-    return Status::InvalidArgument(
-        fmt::format("{}: cannot open as SQLite: {}", path, raw ? sqlite3_errmsg(raw) : "no memory"));
+    return Status::InvalidArgument(fmt::format("{}: cannot open as SQLite: {}", path,
+                                               raw ? sqlite3_errmsg(raw) : "no memory"));
   if (!HasTable(raw, "CUPTI_ACTIVITY_KIND_KERNEL") || !HasTable(raw, "StringIds"))
     return Status::InvalidArgument(fmt::format(
         "{}: no CUPTI_ACTIVITY_KIND_KERNEL and StringIds tables: not an Nsight Systems SQLite "
@@ -85,7 +85,8 @@ Result<TraceRead> ReadNsight(const std::string& path) {
     r.grid = Dim3{Dimension(q, 2), Dimension(q, 3), Dimension(q, 4)};
     r.block = Dim3{Dimension(q, 5), Dimension(q, 6), Dimension(q, 7)};
     const sqlite3_int64 smem = sqlite3_column_int64(q, 8);
-    r.shared_mem = smem < 0 ? 0 : static_cast<std::uint32_t>(std::min<sqlite3_int64>(smem, 0xffffffff));
+    r.shared_mem =
+        smem < 0 ? 0 : static_cast<std::uint32_t>(std::min<sqlite3_int64>(smem, 0xffffffff));
     const unsigned char* name = sqlite3_column_text(q, 9);
     r.name = name != nullptr ? reinterpret_cast<const char*>(name) : "";
     if (r.name.empty())

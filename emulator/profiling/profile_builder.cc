@@ -86,8 +86,7 @@ Result<ImportResult> BuildProfile(const std::vector<TraceRead>& traces, std::str
       std::string name = k.name;
       for (char& ch : name)
         if (ch == '\t' || ch == '\n' || ch == '\r') ch = ' ';
-      kernels[{name, k.grid.x, k.grid.y, k.grid.z, k.block.x, k.block.y, k.block.z,
-               k.shared_mem}]
+      kernels[{name, k.grid.x, k.grid.y, k.grid.z, k.block.x, k.block.y, k.block.z, k.shared_mem}]
           .push_back(k.duration_us);
       result.kernel_time_us += k.duration_us;
       ++result.kernels;
@@ -129,11 +128,11 @@ Result<ImportResult> BuildProfile(const std::vector<TraceRead>& traces, std::str
   }
   result.gemm_rows = rows.size() - result.kernel_rows;
   result.database = timing::FormatProfile(
-      rows, fmt::format("Imported by `myriad profile import` from {}: {} kernels ({} rows by name "
-                        "and launch shape), {} GEMM calls ({} shapes). Durations in us; the "
-                        "median is what Myriad uses.",
-                        source, result.kernels, result.kernel_rows, result.gemm_calls,
-                        result.gemm_rows));
+      rows,
+      fmt::format("Imported by `myriad profile import` from {}: {} kernels ({} rows by name "
+                  "and launch shape), {} GEMM calls ({} shapes). Durations in us; the "
+                  "median is what Myriad uses.",
+                  source, result.kernels, result.kernel_rows, result.gemm_calls, result.gemm_rows));
   return result;
 }
 

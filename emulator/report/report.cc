@@ -116,6 +116,24 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
   out += "kernel timing (first answer wins)\n";
   for (const ProviderStats& p : result.kernel_timing)
     out += fmt::format("  {:<28} {:>10} ops {:>16} us\n", p.provider, p.ops, Us(p.total));
+  if (!result.guessed_kernels.empty()) {
+    // The guesses' share of all kernel time: how much of the prediction rests on them.
+    SimTime kernel_time = 0;
+    for (const ProviderStats& p : result.kernel_timing) kernel_time += p.total;
+    out += "  kernels timed by a guess from their launch (docs/kernel-timing.md), largest first:\n";
+    size_t shown = 0;
+    for (const GuessedKernel& k : result.guessed_kernels) {
+      if (++shown > 10) {
+        out += fmt::format("    ... and {} more\n", result.guessed_kernels.size() - 10);
+        break;
+      }
+      out += fmt::format(
+          "    {:>14} us {:>5.1f}% {:>8} x {}\n", Us(k.total),
+          kernel_time > 0 ? 100.0 * static_cast<double>(k.total) / static_cast<double>(kernel_time)
+                          : 0.0,
+          k.count, k.name);
+    }
+  }
   if (!result.uncovered_kernels.empty()) {
     out += "  kernels without a measurement (fallback), most frequent first:\n";
     size_t shown = 0;
@@ -191,7 +209,13 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
     out += fmt::format("{}\n    {{\"provider\": {}, \"ops\": {}, \"time_us\": {}}}", i ? "," : "",
                        Json(p.provider), p.ops, Us(p.total));
   }
-  out += "\n  ],\n  \"uncovered_kernels\": [";
+  out += "\n  ],\n  \"guessed_kernels\": [";
+  for (size_t i = 0; i < result.guessed_kernels.size(); ++i)
+    out += fmt::format("{}\n    {{\"name\": {}, \"count\": {}, \"time_us\": {}}}", i ? "," : "",
+                       Json(result.guessed_kernels[i].name), result.guessed_kernels[i].count,
+                       Us(result.guessed_kernels[i].total));
+  out += result.guessed_kernels.empty() ? "],\n  \"uncovered_kernels\": ["
+                                        : "\n  ],\n  \"uncovered_kernels\": [";
   for (size_t i = 0; i < result.uncovered_kernels.size(); ++i)
     out += fmt::format("{}\n    {{\"name\": {}, \"count\": {}}}", i ? "," : "",
                        Json(result.uncovered_kernels[i].name), result.uncovered_kernels[i].count);

@@ -232,8 +232,9 @@ class Resolver {
       if (p.value.empty()) return p.Error("must be a file's path");
       const fs::path path(p.value);
       scenario_.profiles.push_back(
-          path.is_absolute() ? path.string()
-                             : (fs::path(p.pos.file).parent_path() / path).lexically_normal().string());
+          path.is_absolute()
+              ? path.string()
+              : (fs::path(p.pos.file).parent_path() / path).lexically_normal().string());
     }
     return Status::Ok();
   }

@@ -6,6 +6,7 @@
 #include <cassert>
 #include <utility>
 
+#include "timing/launch_guess.h"
 #include "timing/library_model.h"
 #include "timing/profile_database.h"
 #include "timing/pytorch_kernels.h"
@@ -44,6 +45,10 @@ Result<std::unique_ptr<KernelTimer>> KernelTimer::Create(const netmodel::Cluster
   }
   timer->chain_.push_back(std::make_unique<timing::PytorchKernelProvider>(cluster.gpu));
   timer->chain_.push_back(std::make_unique<timing::LibraryModelProvider>(cluster));
+  if (options.launch_guess) {
+    timer->chain_.push_back(std::make_unique<timing::LaunchGuessProvider>(cluster.gpu));
+    timer->guess_index_ = timer->chain_.size() - 1;
+  }
   for (const auto& provider : timer->chain_) {
     timer->stats_.push_back(ProviderStats{std::string(provider->name()), 0, 0});
   }
@@ -59,6 +64,12 @@ SimTime KernelTimer::Time(const Op& op, const NameTable& names) {
     if (const std::optional<SimTime> duration = chain_[i]->Duration(op, names)) {
       ++stats_[i].ops;
       stats_[i].total += *duration;
+      if (i == guess_index_) {  // the coverage report names the guessed kernels
+        if (op.name >= guessed_.size())
+          guessed_.resize(std::max<std::size_t>(names.size(), op.name + std::size_t{1}));
+        ++guessed_[op.name].first;
+        guessed_[op.name].second += *duration;
+      }
       return *duration;
     }
   }
@@ -73,6 +84,19 @@ SimTime KernelTimer::Time(const Op& op, const NameTable& names) {
     ++uncovered_counts_[op.name];
   }
   return fallback_;
+}
+
+std::vector<GuessedKernel> KernelTimer::Guessed(const NameTable& names) const {
+  std::vector<GuessedKernel> kernels;
+  for (std::size_t id = 0; id < guessed_.size(); ++id) {
+    if (guessed_[id].first == 0) continue;
+    kernels.push_back(GuessedKernel{names.Name(static_cast<NameId>(id)), guessed_[id].first,
+                                    guessed_[id].second});
+  }
+  std::sort(kernels.begin(), kernels.end(), [](const GuessedKernel& a, const GuessedKernel& b) {
+    return a.total != b.total ? a.total > b.total : a.name < b.name;
+  });
+  return kernels;
 }
 
 std::vector<UncoveredKernel> KernelTimer::Uncovered(const NameTable& names) const {

@@ -144,9 +144,9 @@ GemmEstimate EstimateGemm(const GemmShape& gemm, const netmodel::GpuSpec& gpu) {
       }
       // Split-K adds a pass that reads the partial sums and writes the product.
       const double reduce =
-          split > 1 ? md * nd * bd * (4.0 * static_cast<double>(split) + out_element) /
-                          stream_bandwidth
-                    : 0;
+          split > 1
+              ? md * nd * bd * (4.0 * static_cast<double>(split) + out_element) / stream_bandwidth
+              : 0;
       if (best < 0 || compute + reduce < best) {
         best = compute + reduce;
         e.tile_m = tm;
@@ -155,9 +155,9 @@ GemmEstimate EstimateGemm(const GemmShape& gemm, const netmodel::GpuSpec& gpu) {
         e.stream_k = stream_k;
         e.work_units = units;
         e.wave = many ? 1.0 : static_cast<double>(units) / (waves * static_cast<double>(sms));
-        e.tile_fill = md * nd /
-                      (static_cast<double>(CeilDiv(m, tm)) * tmd *
-                       static_cast<double>(CeilDiv(n, tn)) * tnd);
+        e.tile_fill =
+            md * nd /
+            (static_cast<double>(CeilDiv(m, tm)) * tmd * static_cast<double>(CeilDiv(n, tn)) * tnd);
         e.operand_factor = operand_factor;
         e.k_factor = main_s / tile_s;
         e.reduce_s = reduce;
@@ -294,7 +294,8 @@ double TensorFlopsPerClockPerSm(const netmodel::GpuSpec& gpu) {
 }
 
 double StreamingKernelSeconds(std::uint64_t bytes, const netmodel::GpuSpec& gpu) {
-  return static_cast<double>(bytes) / (gpu.hbm_bandwidth * gpu.hbm_efficiency) + kKernelFloorSeconds;
+  return static_cast<double>(bytes) / (gpu.hbm_bandwidth * gpu.hbm_efficiency) +
+         kKernelFloorSeconds;
 }
 std::optional<SimTime> LibraryModelProvider::Duration(const Op& op, const NameTable&) const {
   double seconds = 0;
@@ -304,7 +305,7 @@ std::optional<SimTime> LibraryModelProvider::Duration(const Op& op, const NameTa
         seconds = EstimateGemm(op.gemm, gpu_).seconds;
       } else if (op.attention.batch > 0) {
         seconds = AttentionSeconds(op.attention, gpu_);
-      } else if (op.bytes > 0) {
+      } else if (op.bytes > 0 && !op.bytes_guessed) {  // guesses: LaunchGuessProvider
         seconds = StreamingKernelSeconds(op.bytes, gpu_);
       } else {
         return std::nullopt;

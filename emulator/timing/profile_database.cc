@@ -233,13 +233,13 @@ class Parser {
       if (comma == std::string_view::npos || !ParseInt(text.substr(start, comma - start), d) ||
           *d < 1 || *d > (std::int64_t{1} << 31))
         return Status::InvalidArgument(fmt::format(
-            "gemm: expected '-' or M,N,K,BATCH,TYPE (each dimension 1 to 2^31), found '{}'",
-            text));
+            "gemm: expected '-' or M,N,K,BATCH,TYPE (each dimension 1 to 2^31), found '{}'", text));
       start = comma + 1;
     }
     Result<DataType> type = ParseDataType(text.substr(start));
     if (!type.ok())
-      return Status::InvalidArgument(fmt::format("gemm: {} in '{}'", type.status().message(), text));
+      return Status::InvalidArgument(
+          fmt::format("gemm: {} in '{}'", type.status().message(), text));
     g.dtype = *type;
     return g;
   }
@@ -276,8 +276,8 @@ std::string FormatProfile(const std::vector<ProfileRow>& rows, std::string_view 
     const auto dim = [](const Dim3& d) { return fmt::format("{},{},{}", d.x, d.y, d.z); };
     const bool any = r.any_shape || r.gemm.has_value();
     const ProfileStats& s = r.stats;
-    out += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.3f}\t{:.3f}\t{:.3f}\t{:.3f}\t{:.3f}\n", r.gpu,
-                       r.kernel, any ? "*" : dim(r.grid), any ? "*" : dim(r.block),
+    out += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.3f}\t{:.3f}\t{:.3f}\t{:.3f}\t{:.3f}\n",
+                       r.gpu, r.kernel, any ? "*" : dim(r.grid), any ? "*" : dim(r.block),
                        any ? "*" : std::to_string(r.shared_mem), r.gemm ? GemmText(*r.gemm) : "-",
                        s.samples, s.mean_us, s.median_us, s.min_us, s.max_us, s.stddev_us);
   }
@@ -360,15 +360,22 @@ bool ProfileProvider::Gemm::operator<(const Gemm& o) const {
 
 std::optional<SimTime> ProfileProvider::GemmDuration(const GemmShape& g) const {
   if (gemms_.empty()) return std::nullopt;
-  const Gemm key{std::min(g.m, g.n), std::max(g.m, g.n), g.k, std::max<std::int64_t>(g.batch, 1),
-                 g.dtype, 0, 0};
+  const Gemm key{std::min(g.m, g.n),
+                 std::max(g.m, g.n),
+                 g.k,
+                 std::max<std::int64_t>(g.batch, 1),
+                 g.dtype,
+                 0,
+                 0};
   const auto it = std::lower_bound(gemms_.begin(), gemms_.end(), key);
   if (it != gemms_.end() && !(key < *it)) return it->duration;
+  if (const auto cached = nearest_cache_.find(key); cached != nearest_cache_.end())
+    return cached->second;
   // No exact shape: the measured GEMM of the same type nearest in work, scaled by work (the
   // first of equals in sort order).
   const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) *
                        static_cast<double>(g.k) * static_cast<double>(key.batch);
-  if (!(flops > 0)) return std::nullopt;
+  if (!(flops > 0)) return nearest_cache_[key] = std::nullopt;
   const Gemm* nearest = nullptr;
   double distance = 0;
   for (const Gemm& m : gemms_) {
@@ -379,8 +386,9 @@ std::optional<SimTime> ProfileProvider::GemmDuration(const GemmShape& g) const {
       distance = d;
     }
   }
-  if (nearest == nullptr) return std::nullopt;
-  return std::llround(static_cast<double>(nearest->duration) * flops / nearest->flops);
+  if (nearest == nullptr) return nearest_cache_[key] = std::nullopt;
+  return nearest_cache_[key] =
+             std::llround(static_cast<double>(nearest->duration) * flops / nearest->flops);
 }
 
 const ProfileProvider::Entry* ProfileProvider::Find(NameId id, const NameTable& names) const {

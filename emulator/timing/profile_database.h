@@ -120,6 +120,20 @@ class ProfileProvider : public DurationProvider {
   // indexed by the dense NameId costs one load per op where a hash map costs a hash.
   mutable std::vector<std::uint32_t> by_name_;
   std::vector<Gemm> gemms_;  // sorted: exact shapes by binary search, else the nearest in work
+  // Answers for shapes without a row, by shape: the nearest-in-work scan runs once per shape.
+  struct GemmKeyHash {
+    std::size_t operator()(const Gemm& g) const {
+      std::size_t h = std::hash<std::int64_t>{}(g.mn_low);
+      for (std::int64_t v : {g.mn_high, g.k, g.batch, static_cast<std::int64_t>(g.dtype)})
+        h = h * 1000003u ^ std::hash<std::int64_t>{}(v);
+      return h;
+    }
+  };
+  struct GemmKeyEqual {
+    bool operator()(const Gemm& a, const Gemm& b) const { return !(a < b) && !(b < a); }
+  };
+  mutable std::unordered_map<Gemm, std::optional<SimTime>, GemmKeyHash, GemmKeyEqual>
+      nearest_cache_;
 };
 
 }  // namespace myriad::emulator::timing

@@ -41,13 +41,19 @@ constexpr double kStreamingEfficiency = kVectorizedEfficiency;
 // aten/src/ATen/native/cuda/MultiTensorApply.cuh): the grid counts chunks.
 constexpr std::int64_t kMultiTensorChunk = 65536;
 
-std::string Demangle(std::string_view name) {
+}  // namespace
+
+std::string DemangleKernelName(std::string_view name) {
   if (name.substr(0, 2) != "_Z") return std::string(name);
   int status = 0;
   std::unique_ptr<char, decltype(&std::free)> out(
       abi::__cxa_demangle(std::string(name).c_str(), nullptr, nullptr, &status), &std::free);
   return status == 0 && out ? std::string(out.get()) : std::string(name);
 }
+
+namespace {
+
+std::string Demangle(std::string_view name) { return DemangleKernelName(name); }
 
 bool IsIdentifier(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';

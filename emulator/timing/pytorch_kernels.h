@@ -54,6 +54,9 @@ struct KernelClass {
   DataType dtype = DataType::kBfloat16;
 };
 
+// A kernel's name demangled (`_ZN...` through abi::__cxa_demangle), or as given.
+std::string DemangleKernelName(std::string_view name);
+
 // Classifies a kernel name, mangled (`_ZN2at6native...`) or demangled.
 KernelClass ClassifyKernel(std::string_view name);
 

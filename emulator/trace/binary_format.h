@@ -61,10 +61,12 @@ inline constexpr std::uint8_t kHasAttention = 1 << 7;  // a fused attention's sh
 // The byte after a kernel's attention shape (its dimensions are 1 .. kMaxAttentionDim).
 inline constexpr std::uint8_t kAttentionCausal = 1 << 0;
 inline constexpr std::uint8_t kAttentionBackward = 1 << 1;
-// Bits 2-3: the AttentionKernel (0: the GPU's default).
+// Bits 2-3 (version 2): the AttentionKernel (0: the GPU's default).
 inline constexpr int kAttentionKernelShift = 2;
 inline constexpr std::uint8_t kAttentionKernelMask = 3 << kAttentionKernelShift;
 inline constexpr std::int64_t kMaxAttentionDim = (std::int64_t{1} << 31) - 1;
+// Version 2: the byte after a kernel's bytes. Bit 0: the bytes are a guess (Op::bytes_guessed).
+inline constexpr std::uint8_t kBytesGuessed = 1 << 0;
 // memcpy: bits 2-3 hold the copy kind; memcpy, memset: bit 4 marks a blocking call
 inline constexpr int kCopyKindShift = 2;
 inline constexpr std::uint8_t kCopyKindMask = 3 << kCopyKindShift;

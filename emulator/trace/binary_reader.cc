@@ -60,7 +60,8 @@ class Mapping {
 struct TraceFile {
   std::string path;
   std::unique_ptr<Mapping> map;
-  std::uint32_t name_count = 0;       // ids below this are in the file's name table
+  std::uint32_t name_count = 0;  // ids below this are in the file's name table
+  std::uint32_t version = kBinaryTraceVersion;
   std::vector<std::uint8_t> is_comm;  // by name id: 1 if a declared communicator
 };
 
@@ -165,7 +166,14 @@ const char* DecodeOp(Cursor& c, const TraceFile& file, Op& op) {
         op.gemm.batch = c.NonNegative();
         op.gemm.dtype = data_type();
       }
-      if ((flags & bt::kHasBytes) != 0) op.bytes = c.Varint();
+      if ((flags & bt::kHasBytes) != 0) {
+        op.bytes = c.Varint();
+        if (file.version >= 2) {
+          const std::uint8_t bits = c.Byte();
+          if ((bits & ~bt::kBytesGuessed) != 0) c.bad = true;
+          op.bytes_guessed = (bits & bt::kBytesGuessed) != 0;
+        }
+      }
       if ((flags & bt::kHasAttention) != 0) {
         AttentionShape& a = op.attention;
         for (std::int64_t* v : {&a.batch, &a.heads, &a.seq_q, &a.seq_kv, &a.head_dim}) {
@@ -174,9 +182,9 @@ const char* DecodeOp(Cursor& c, const TraceFile& file, Op& op) {
         }
         a.dtype = data_type();
         const std::uint8_t bits = c.Byte();
-        if ((bits & ~(bt::kAttentionCausal | bt::kAttentionBackward |
-                      bt::kAttentionKernelMask)) != 0)
-          c.bad = true;
+        const std::uint8_t known = bt::kAttentionCausal | bt::kAttentionBackward |
+                                   (file.version >= 2 ? bt::kAttentionKernelMask : 0);
+        if ((bits & ~known) != 0) c.bad = true;
         a.causal = (bits & bt::kAttentionCausal) != 0;
         a.backward = (bits & bt::kAttentionBackward) != 0;
         a.kernel = static_cast<AttentionKernel>((bits & bt::kAttentionKernelMask) >>
@@ -410,10 +418,12 @@ Result<std::unique_ptr<Workload>> BinaryTraceWorkload::Open(const std::string& p
     return error("not a Myriad binary trace (bad magic bytes; expected \"MYRTRACE\")");
   }
   const auto version = GetFixed<std::uint32_t>(base + bt::kVersionAt);
-  if (version != kBinaryTraceVersion) {
-    return error(fmt::format("unsupported binary trace version {} (this Myriad reads version {})",
-                             version, kBinaryTraceVersion));
+  if (version < kOldestBinaryTraceVersion || version > kBinaryTraceVersion) {
+    return error(
+        fmt::format("unsupported binary trace version {} (this Myriad reads versions {} to {})",
+                    version, kOldestBinaryTraceVersion, kBinaryTraceVersion));
   }
+  file->version = version;
   const auto world = GetFixed<std::uint32_t>(base + bt::kWorldSizeAt);
   const auto file_size = GetFixed<std::uint64_t>(base + bt::kFileSizeAt);
   const auto names_at = GetFixed<std::uint64_t>(base + bt::kNamesAt);

@@ -106,7 +106,10 @@ class OpEncoder {
           }
           out.push_back(static_cast<char>(g.dtype));
         }
-        if ((flags & kHasBytes) != 0) PutVarint(out, op.bytes);
+        if ((flags & kHasBytes) != 0) {
+          PutVarint(out, op.bytes);
+          out.push_back(static_cast<char>(op.bytes_guessed ? binary_trace::kBytesGuessed : 0));
+        }
         if ((flags & kHasAttention) != 0) {
           const AttentionShape& a = op.attention;
           if (!ValidAttention(a)) return "attention dimension outside 1 .. 2^31-1";

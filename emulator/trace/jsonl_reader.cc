@@ -41,7 +41,7 @@ struct FieldRule {
   std::string_view name;
   std::uint32_t kinds;
 };
-constexpr std::array<FieldRule, 25> kFieldRules = {{
+constexpr std::array<FieldRule, 26> kFieldRules = {{
     {"rank", kAllKinds},
     {"op", kAllKinds},
     {"stream", kStreamKinds},
@@ -53,6 +53,7 @@ constexpr std::array<FieldRule, 25> kFieldRules = {{
     {"gemm", Bit(OpKind::kKernel)},
     {"attention", Bit(OpKind::kKernel)},
     {"bytes", kBytesKinds},
+    {"bytes_guessed", Bit(OpKind::kKernel)},
     {"kind", Bit(OpKind::kMemcpy)},
     {"async", Bit(OpKind::kMemcpy) | Bit(OpKind::kMemset)},
     {"event", kEventKinds},
@@ -70,7 +71,7 @@ constexpr std::array<FieldRule, 25> kFieldRules = {{
     {"ranks", 0},
 }};
 
-constexpr std::string_view kHeaderHint = R"({"myriad_trace": 1, "ranks": N})";
+constexpr std::string_view kHeaderHint = R"({"myriad_trace": 2, "ranks": N})";
 
 // Durations above this (about 104 days) would overflow SimTime's picoseconds.
 constexpr double kMaxMicros = 9e12;
@@ -369,10 +370,12 @@ class JsonlParser {
     if (!ToInt(object["myriad_trace"], 1, std::numeric_limits<std::int64_t>::max(), &version)) {
       return f.Error("field 'myriad_trace' must be the format version, a positive integer");
     }
-    if (version != kJsonlTraceVersion) {
-      return Error(fmt::format("unsupported trace format version {} (this Myriad reads version {})",
-                               version, kJsonlTraceVersion));
+    if (version < kOldestJsonlTraceVersion || version > kJsonlTraceVersion) {
+      return Error(
+          fmt::format("unsupported trace format version {} (this Myriad reads versions {} to {})",
+                      version, kOldestJsonlTraceVersion, kJsonlTraceVersion));
     }
+    version_ = static_cast<int>(version);
     int ranks = 0;
     TRACE_RETURN_IF_ERROR(f.Int("ranks", &ranks, 1, binary_trace::kMaxWorldSize, true));
     header_line_ = line_;
@@ -495,6 +498,13 @@ class JsonlParser {
     return Status::Ok();
   }
 
+  // A field version 1 does not have.
+  Status NeedsVersion2(const Fields& f, std::string_view field) const {
+    if (version_ >= 2) return Status::Ok();
+    return f.Error(
+        fmt::format("field '{}' needs trace format version 2 (the header says 1)", field));
+  }
+
   Status ReadAttention(const Fields& kernel, AttentionShape* attention) const {
     const Json* v = kernel.Find("attention");
     if (v == nullptr) return Status::Ok();
@@ -503,8 +513,8 @@ class JsonlParser {
           "field 'attention' must be an object {\"batch\":..,\"heads\":..,\"seq_q\":..,"
           "\"seq_kv\":..,\"head_dim\":..}");
     const Fields f(*v, kernel.where(), "kernel: attention: ");
-    TRACE_RETURN_IF_ERROR(f.OnlyFields(
-        {"batch", "heads", "seq_q", "seq_kv", "head_dim", "causal", "backward", "dtype", "kernel"}));
+    TRACE_RETURN_IF_ERROR(f.OnlyFields({"batch", "heads", "seq_q", "seq_kv", "head_dim", "causal",
+                                        "backward", "dtype", "kernel"}));
     // Each dimension fits in 2^31 so that the FLOP count (a product of five) stays finite
     // and exact enough in a double.
     constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
@@ -517,6 +527,7 @@ class JsonlParser {
     TRACE_RETURN_IF_ERROR(f.Bool("backward", &attention->backward));
     if (f.Find("dtype") != nullptr) TRACE_RETURN_IF_ERROR(ReadDataType(f, &attention->dtype));
     if (const Json* k = f.Find("kernel"); k != nullptr) {
+      TRACE_RETURN_IF_ERROR(NeedsVersion2(f, "kernel"));
       auto parsed = k->is_string() ? ParseAttentionKernel(k->get<std::string>())
                                    : Result<AttentionKernel>(Status::InvalidArgument(""));
       if (!parsed.ok())
@@ -580,6 +591,12 @@ class JsonlParser {
         TRACE_RETURN_IF_ERROR(f.Unsigned("shared_mem", &op.shared_mem, false));
         TRACE_RETURN_IF_ERROR(ReadGemm(f, &op.gemm));
         TRACE_RETURN_IF_ERROR(f.Unsigned("bytes", &op.bytes, false));
+        if (f.Find("bytes_guessed") != nullptr) {
+          TRACE_RETURN_IF_ERROR(NeedsVersion2(f, "bytes_guessed"));
+          TRACE_RETURN_IF_ERROR(f.Bool("bytes_guessed", &op.bytes_guessed));
+          if (op.bytes_guessed && op.bytes == 0)
+            return f.Error("field 'bytes_guessed' needs the 'bytes' it says were guessed");
+        }
         TRACE_RETURN_IF_ERROR(ReadAttention(f, &op.attention));
         break;
       }
@@ -685,6 +702,7 @@ class JsonlParser {
   std::string path_;
   int line_ = 0;
   int header_line_ = 0;
+  int version_ = kJsonlTraceVersion;  // the header's
   std::unique_ptr<InMemoryWorkload> workload_;
   std::unordered_map<std::string, Comm> comms_;
 };

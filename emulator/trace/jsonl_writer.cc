@@ -94,6 +94,7 @@ class LineWriter {
           out += '}';
         }
         if (op.bytes != 0) out += fmt::format(R"(,"bytes":{})", op.bytes);
+        if (op.bytes != 0 && op.bytes_guessed) out += R"(,"bytes_guessed":true)";
         if (op.attention.batch != 0) {
           const AttentionShape& a = op.attention;
           out += fmt::format(

@@ -28,7 +28,7 @@ constexpr std::array<std::string_view, kNumOpKinds> kOpKindNames = {
 constexpr std::array<std::string_view, 4> kMemcpyKindNames = {"h2d", "d2h", "d2d", "peer"};
 
 constexpr std::array<std::string_view, 4> kAttentionKernelNames = {"default", "fa2", "fa3",
-                                                                  "cudnn"};
+                                                                   "cudnn"};
 
 constexpr std::array<std::string_view, 12> kDataTypeNames = {
     "int8",    "uint8",   "int32",   "uint32",   "int64",  "uint64",

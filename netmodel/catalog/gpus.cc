@@ -45,7 +45,7 @@ GpuSpec A100() {
   // kernels.md 3.1 and 4: streaming kernels on A100 80GB reach 1.47-1.49 TB/s (CUB
   // babelstream mul, tensor.copy_, Liger RMSNorm).
   g.hbm_efficiency = 0.73;
-  g.sm_count = 108;             // A100 whitepaper
+  g.sm_count = 108;  // A100 whitepaper
   g.compute_capability_major = 8;
   g.compute_capability_minor = 0;
   g.nvlink_generation = 3;
@@ -70,7 +70,7 @@ GpuSpec H100() {
   // kernels.md 3.1: QuACK softmax 3.01 TB/s (Nsight DRAM throughput, 89.7%), a PyTorch add
   // 3.07 TB/s.
   g.hbm_efficiency = 0.9;
-  g.sm_count = 132;              // H100 SXM5 whitepaper
+  g.sm_count = 132;  // H100 SXM5 whitepaper
   g.compute_capability_major = 9;
   g.compute_capability_minor = 0;
   g.nvlink_generation = 4;
@@ -108,7 +108,7 @@ GpuSpec B200() {
   g.hbm_bandwidth = 8e12;       // hardware.md
   // kernels.md 3.1: CUB babelstream add, 6.721 TB/s (nvbench BWUtil 87.6% of its 7.67).
   g.hbm_efficiency = 0.84;
-  g.sm_count = 148;             // Blackwell architecture brief (2 dies x 74 SMs)
+  g.sm_count = 148;  // Blackwell architecture brief (2 dies x 74 SMs)
   g.compute_capability_major = 10;
   g.compute_capability_minor = 0;
   g.nvlink_generation = 5;

@@ -247,10 +247,11 @@ TEST(ExamplesRunTest, AFoldedDdpRunEqualsTheUnfoldedOne) {
 // trainer whose rank 0 alone saves checkpoints (a device-to-host copy of its weights) has
 // replicas that differ, which the check names; without checkpoints the fold is confirmed.
 TEST(ExamplesRunTest, AFoldCheckFindsReplicasThatDoNotDoAlikeWork) {
-  const std::string base = std::string(MYRIAD_BINARY) + " run tests/examples/data/h100-2-nodes.toml ";
-  const auto [status, out] = myriad::testing::RunCommand(
-      base + "--fold dp --check-fold --timeout 120 -- " + MYRIAD_DDP_TRAIN +
-      " --checkpoint-every 2 2>&1");
+  const std::string base =
+      std::string(MYRIAD_BINARY) + " run tests/examples/data/h100-2-nodes.toml ";
+  const auto [status, out] =
+      myriad::testing::RunCommand(base + "--fold dp --check-fold --timeout 120 -- " +
+                                  MYRIAD_DDP_TRAIN + " --checkpoint-every 2 2>&1");
   EXPECT_EQ(status, 1) << out;
   EXPECT_THAT(out, HasSubstr("fold check failed: as two data-parallel replicas (mesh dp=2), "
                              "rank 1 had "));
@@ -279,8 +280,8 @@ TEST(ExamplesRunTest, AFoldCheckFindsReplicasThatDoNotDoAlikeWork) {
   EXPECT_EQ(tp_status, 0) << tp_out;
   EXPECT_THAT(tp_out, HasSubstr("(mesh tp=4,dp=2, 8 ranks)"));
   // A check needs a fold to check.
-  const auto [bad_status, bad_out] = myriad::testing::RunCommand(
-      base + "--check-fold -- " + MYRIAD_DDP_TRAIN + " 2>&1");
+  const auto [bad_status, bad_out] =
+      myriad::testing::RunCommand(base + "--check-fold -- " + MYRIAD_DDP_TRAIN + " 2>&1");
   EXPECT_EQ(bad_status, 2) << bad_out;
   EXPECT_THAT(bad_out, HasSubstr("--check-fold checks a fold: it needs --fold dp"));
 }

@@ -25,9 +25,8 @@ class VectorWorkload : public emulator::Workload {
   emulator::NameTable& names() override { return names_; }
   std::string description() const override { return "test workload"; }
   Result<std::unique_ptr<emulator::OpSource>> OpenRank(int rank) override {
-    return std::unique_ptr<emulator::OpSource>(
-        std::make_unique<Source>(ops_[static_cast<size_t>(rank)],
-                                 mirror_of_[static_cast<size_t>(rank)]));
+    return std::unique_ptr<emulator::OpSource>(std::make_unique<Source>(
+        ops_[static_cast<size_t>(rank)], mirror_of_[static_cast<size_t>(rank)]));
   }
   // Rank folding: `rank` says it replays `source`'s ops (its ops are still the ones given).
   VectorWorkload& Mirror(int rank, int source) {

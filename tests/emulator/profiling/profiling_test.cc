@@ -41,35 +41,75 @@ std::string KinetoTrace() {
   };
   const nlohmann::json addmm_args = {
       {"External id", 7},
-      {"Input Dims", {{1024}, {8192, 4096}, {4096, 1024}, nlohmann::json::array(), nlohmann::json::array()}},
+      {"Input Dims",
+       {{1024}, {8192, 4096}, {4096, 1024}, nlohmann::json::array(), nlohmann::json::array()}},
       {"Input type", {"c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"}}};
   for (int call = 0; call < 2; ++call) {
     const double t0 = 1000.0 * call;
-    add({{"cat", "cpu_op"}, {"name", "aten::linear"}, {"pid", 7}, {"tid", 7}, {"ts", t0}, {"dur", 100}});
-    add({{"cat", "cpu_op"}, {"name", "aten::addmm"}, {"pid", 7}, {"tid", 7}, {"ts", t0 + 10},
-         {"dur", 80}, {"args", addmm_args}});
-    add({{"cat", "cuda_runtime"}, {"name", "cudaLaunchKernelExC"}, {"pid", 7}, {"tid", 7},
-         {"ts", t0 + 20}, {"dur", 5}, {"args", {{"correlation", 100 + call}}}});
+    add({{"cat", "cpu_op"},
+         {"name", "aten::linear"},
+         {"pid", 7},
+         {"tid", 7},
+         {"ts", t0},
+         {"dur", 100}});
+    add({{"cat", "cpu_op"},
+         {"name", "aten::addmm"},
+         {"pid", 7},
+         {"tid", 7},
+         {"ts", t0 + 10},
+         {"dur", 80},
+         {"args", addmm_args}});
+    add({{"cat", "cuda_runtime"},
+         {"name", "cudaLaunchKernelExC"},
+         {"pid", 7},
+         {"tid", 7},
+         {"ts", t0 + 20},
+         {"dur", 5},
+         {"args", {{"correlation", 100 + call}}}});
     add({{"cat", "kernel"},
          {"name", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_cgasize1x2x1"},
-         {"pid", 0}, {"tid", 7}, {"ts", t0 + 30}, {"dur", call == 0 ? 50.5 : 49.5},
-         {"args", {{"correlation", 100 + call}, {"grid", {8, 64, 1}}, {"block", {384, 1, 1}},
-                   {"shared memory", 213000}}}});
+         {"pid", 0},
+         {"tid", 7},
+         {"ts", t0 + 30},
+         {"dur", call == 0 ? 50.5 : 49.5},
+         {"args",
+          {{"correlation", 100 + call},
+           {"grid", {8, 64, 1}},
+           {"block", {384, 1, 1}},
+           {"shared memory", 213000}}}});
   }
   for (int i = 0; i < 3; ++i) {
-    add({{"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 7}, {"tid", 7},
-         {"ts", 3000 + 10 * i}, {"dur", 3}, {"args", {{"correlation", 200 + i}}}});
+    add({{"cat", "cuda_runtime"},
+         {"name", "cudaLaunchKernel"},
+         {"pid", 7},
+         {"tid", 7},
+         {"ts", 3000 + 10 * i},
+         {"dur", 3},
+         {"args", {{"correlation", 200 + i}}}});
     add({{"cat", "kernel"},
-         {"name", "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>"},
-         {"pid", 0}, {"tid", 7}, {"ts", 3005 + 10 * i}, {"dur", 3 + i},
-         {"args", {{"correlation", 200 + i}, {"grid", {1024, 1, 1}}, {"block", {128, 1, 1}},
-                   {"shared memory", 0}}}});
+         {"name",
+          "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>"},
+         {"pid", 0},
+         {"tid", 7},
+         {"ts", 3005 + 10 * i},
+         {"dur", 3 + i},
+         {"args",
+          {{"correlation", 200 + i},
+           {"grid", {1024, 1, 1}},
+           {"block", {128, 1, 1}},
+           {"shared memory", 0}}}});
   }
-  add({{"cat", "kernel"}, {"name", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"}, {"pid", 0},
-       {"tid", 8}, {"ts", 4000}, {"dur", 12}, {"args", {{"grid", {2, 1, 1}}, {"block", {256, 1, 1}}}}});
-  nlohmann::json doc = {{"schemaVersion", 1},
-                        {"deviceProperties", {{{"id", 0}, {"name", "NVIDIA H100 80GB HBM3"}, {"numSms", 132}}}},
-                        {"traceEvents", events}};
+  add({{"cat", "kernel"},
+       {"name", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"},
+       {"pid", 0},
+       {"tid", 8},
+       {"ts", 4000},
+       {"dur", 12},
+       {"args", {{"grid", {2, 1, 1}}, {"block", {256, 1, 1}}}}});
+  nlohmann::json doc = {
+      {"schemaVersion", 1},
+      {"deviceProperties", {{{"id", 0}, {"name", "NVIDIA H100 80GB HBM3"}, {"numSms", 132}}}},
+      {"traceEvents", events}};
   return doc.dump(1);
 }
 
@@ -233,8 +273,8 @@ TEST(ProfileCommand, ImportThenTimeAReplayWithTheProfile) {
             "\"gemm\": {\"m\": 1024, \"n\": 8192, \"k\": 4096}}\n");
   const std::string report = TempPath("gemm_report.json");
   const auto [rstatus, rout] = myriad::testing::RunCommand(
-      std::string(MYRIAD_BINARY) + " replay " + replay + " --scenario scenarios/dgx-h100.toml --profile " +
-      kdb + " --report " + report + " 2>&1");
+      std::string(MYRIAD_BINARY) + " replay " + replay +
+      " --scenario scenarios/dgx-h100.toml --profile " + kdb + " --report " + report + " 2>&1");
   ASSERT_EQ(rstatus, 0) << rout;
   EXPECT_THAT(rout, HasSubstr("profile " + kdb));
   std::ifstream in(report);
@@ -257,10 +297,10 @@ TEST(ProfileCommand, ImportThenTimeAReplayWithTheProfile) {
   ASSERT_EQ(sstatus, 0) << sout;
   EXPECT_THAT(sout, HasSubstr("profile " + kdb));
   // Errors: no output file; a trace from a GPU outside the catalog without --gpu.
-  EXPECT_EQ(myriad::testing::RunCommand(std::string(MYRIAD_BINARY) + " profile import " + trace +
-                                        " 2>&1")
-                .first,
-            2);
+  EXPECT_EQ(
+      myriad::testing::RunCommand(std::string(MYRIAD_BINARY) + " profile import " + trace + " 2>&1")
+          .first,
+      2);
 }
 
 TEST(ProfileCommand, RecordWithoutAGpuSaysSo) {

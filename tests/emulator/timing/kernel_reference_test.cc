@@ -60,8 +60,8 @@ void Expect(const std::vector<Outcome>& outcomes) {
     const double error = o.predicted / o.measured - 1;
     const bool near = std::abs(error) <= kTolerance;
     within += near ? 1 : 0;
-    const std::string line = o.row + ": predicted " + std::to_string(o.predicted) + " " +
-                             o.unit + ", measured " + std::to_string(o.measured) + " (" +
+    const std::string line = o.row + ": predicted " + std::to_string(o.predicted) + " " + o.unit +
+                             ", measured " + std::to_string(o.measured) + " (" +
                              std::to_string(std::lround(error * 1000) / 10.0) + "%)";
     if (o.status == "gate") {
       EXPECT_TRUE(near) << line;

@@ -7,6 +7,7 @@
 
 #include "myriad/emulator/kernel_timing.h"
 #include "tests/netmodel/test_clusters.h"
+#include "timing/launch_guess.h"
 #include "timing/library_model.h"
 
 namespace myriad::emulator {
@@ -63,13 +64,53 @@ std::vector<std::string> ProviderNames(const KernelTimer& timer) {
 TEST(KernelTimer, ChainWithoutProfiles) {
   auto timer = MakeTimer(DgxCluster("h100-sxm", 1));
   ASSERT_NE(timer, nullptr);
-  EXPECT_EQ(ProviderNames(*timer),
-            (std::vector<std::string>{"trace", "pytorch kernels", "library", "fallback"}));
+  EXPECT_EQ(ProviderNames(*timer), (std::vector<std::string>{"trace", "pytorch kernels", "library",
+                                                             "launch guess", "fallback"}));
   for (const ProviderStats& s : timer->stats()) {
     EXPECT_EQ(s.ops, 0u);
     EXPECT_EQ(s.total, 0);
   }
   EXPECT_TRUE(timer->Uncovered(NameTable()).empty());
+}
+
+// Kernels no model knows: their bytes guessed from the launch (each pointer parameter's array
+// once, over the larger of the threads and the largest integer argument), timed as streaming
+// memory by the launch guess, named in Guessed() by total; without it, the fallback.
+TEST(KernelTimer, AKernelNoModelKnowsIsTimedByAGuessFromItsLaunch) {
+  const netmodel::Cluster cluster = DgxCluster("h100-sxm", 1);
+  NameTable names;
+  Op op;
+  op.kind = OpKind::kKernel;
+  // void gelu(float*, __nv_bfloat16 const*, int): 1,000,000 elements (the int) from 4096
+  // threads: 6 bytes each.
+  op.name = names.Intern("_Z4geluPfPK13__nv_bfloat16i");
+  op.grid = Dim3{16, 1, 1};
+  op.block = Dim3{256, 1, 1};
+  const std::int64_t n = 1'000'000;
+  ASSERT_TRUE(
+      timing::GuessKernelWork(names.Name(op.name), std::span<const std::int64_t>(&n, 1), &op));
+  EXPECT_EQ(op.bytes, 6'000'000u);
+  EXPECT_TRUE(op.bytes_guessed);
+  auto timer = MakeTimer(cluster);
+  ASSERT_NE(timer, nullptr);
+  const SimTime t = timer->Time(op, names);
+  EXPECT_EQ(t, timing::SecondsToSim(timing::StreamingKernelSeconds(6'000'000, cluster.gpu)));
+  EXPECT_EQ(timer->stats()[3].provider, "launch guess");
+  EXPECT_EQ(timer->stats()[3].ops, 1u);
+  ASSERT_EQ(timer->Guessed(names).size(), 1u);
+  EXPECT_EQ(timer->Guessed(names)[0].total, t);
+  // No pointer parameters (a functor): 8 bytes a thread; an extern "C" name says nothing more.
+  Op bare = op;
+  bare.name = names.Intern("_Z6kernelv");
+  ASSERT_TRUE(timing::GuessKernelWork(names.Name(bare.name), {}, &bare));
+  EXPECT_EQ(bare.bytes, 4096u * 8);
+  // Without the guess the same op is the fallback's.
+  KernelTimingOptions off;
+  off.launch_guess = false;
+  auto plain = MakeTimer(cluster, off);
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(plain->Time(op, names), off.fallback_duration);
+  EXPECT_EQ(plain->Uncovered(names).size(), 1u);
 }
 
 TEST(KernelTimer, FirstAnswerWinsInChainOrder) {
@@ -83,7 +124,7 @@ TEST(KernelTimer, FirstAnswerWinsInChainOrder) {
   ASSERT_NE(timer, nullptr);
   EXPECT_EQ(ProviderNames(*timer),
             (std::vector<std::string>{"trace", "profile " + a, "profile " + b, "pytorch kernels",
-                                      "library", "fallback"}));
+                                      "library", "launch guess", "fallback"}));
   NameTable names;
   const GemmShape big{8192, 8192, 8192, 1, DataType::kBfloat16};
   const SimTime gemm_model = timing::SecondsToSim(timing::EstimateGemm(big, cluster.gpu).seconds);
@@ -110,7 +151,7 @@ TEST(KernelTimer, FirstAnswerWinsInChainOrder) {
   EXPECT_EQ(streaming, timing::SecondsToSim(1e9 / (cluster.gpu.hbm_bandwidth * 0.9)));
 
   const std::vector<ProviderStats>& s = timer->stats();
-  ASSERT_EQ(s.size(), 6u);
+  ASSERT_EQ(s.size(), 7u);
   EXPECT_EQ(s[0].ops, 2u);
   EXPECT_EQ(s[0].total, 3 * kPicosPerMicro);
   EXPECT_EQ(s[1].ops, 1u);
@@ -121,8 +162,9 @@ TEST(KernelTimer, FirstAnswerWinsInChainOrder) {
   EXPECT_EQ(s[3].total, streaming);
   EXPECT_EQ(s[4].ops, 1u);
   EXPECT_EQ(s[4].total, gemm_model);
-  EXPECT_EQ(s[5].ops, 1u);
-  EXPECT_EQ(s[5].total, 7 * kPicosPerMicro);
+  EXPECT_EQ(s[5].ops, 0u);  // launch guess: no op's bytes were guessed
+  EXPECT_EQ(s[6].ops, 1u);
+  EXPECT_EQ(s[6].total, 7 * kPicosPerMicro);
   const std::vector<UncoveredKernel> uncovered = timer->Uncovered(names);
   ASSERT_EQ(uncovered.size(), 1u);
   EXPECT_EQ(uncovered[0].name, "cublas_gemm_no_profile");

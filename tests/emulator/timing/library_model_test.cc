@@ -137,13 +137,13 @@ TEST(GemmModel, TermsFollowTheDocumentedFormulas) {
   const double sm_stream = h100.hbm_bandwidth * h100.hbm_efficiency / 132;
   const double epilogue_s = tm * tn * 2 / sm_stream;
   const double tile_s = main_s + kGemmEpilogueExposed * epilogue_s;
-  const std::int64_t tiles = ((8192 + e.tile_m - 1) / e.tile_m) * ((1024 + e.tile_n - 1) / e.tile_n);
+  const std::int64_t tiles =
+      ((8192 + e.tile_m - 1) / e.tile_m) * ((1024 + e.tile_n - 1) / e.tile_n);
   EXPECT_EQ(e.work_units, tiles);
   const double waves = static_cast<double>((tiles + 131) / 132);
-  const double streamed = static_cast<double>(tiles / 132) * tile_s +
-                          static_cast<double>(tiles % 132) / 132 *
-                              (main_s + 2 * tm * tn * 4 / sm_stream) +
-                          epilogue_s;
+  const double streamed =
+      static_cast<double>(tiles / 132) * tile_s +
+      static_cast<double>(tiles % 132) / 132 * (main_s + 2 * tm * tn * 4 / sm_stream) + epilogue_s;
   EXPECT_NEAR(e.compute_s, e.stream_k ? streamed : waves * tile_s, 1e-12);
   EXPECT_DOUBLE_EQ(e.k_factor, main_s / tile_s);
   EXPECT_DOUBLE_EQ(e.efficiency, e.flops / (e.peak * e.compute_s));
@@ -160,8 +160,7 @@ TEST(GemmModel, SmallTilesRunSlowerThanLargeOnes) {
                                          static_cast<double>(e.tile_m + e.tile_n) /
                                          kGemmReferenceTileReuse);
   // CUDA-core (fp32) GEMMs take no such penalty.
-  EXPECT_DOUBLE_EQ(EstimateGemm(Gemm(788, 768, 768, DataType::kFloat32), h100).operand_factor,
-                   1.0);
+  EXPECT_DOUBLE_EQ(EstimateGemm(Gemm(788, 768, 768, DataType::kFloat32), h100).operand_factor, 1.0);
 }
 
 TEST(GemmModel, SmallGemmsCostTheFixedPart) {

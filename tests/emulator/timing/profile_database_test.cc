@@ -293,8 +293,8 @@ const std::string kHeaderV2 =
     "stddev_us\n";
 
 std::string GemmRow(const std::string& gemm, const std::string& median) {
-  return "h100-sxm\tsm90_xmma_gemm\t*\t*\t*\t" + gemm + "\t4\t" + median + "\t" + median +
-         "\t" + median + "\t" + median + "\t0\n";
+  return "h100-sxm\tsm90_xmma_gemm\t*\t*\t*\t" + gemm + "\t4\t" + median + "\t" + median + "\t" +
+         median + "\t" + median + "\t0\n";
 }
 
 Op GemmOp(NameTable& names, std::int64_t m, std::int64_t n, std::int64_t k,

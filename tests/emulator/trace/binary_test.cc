@@ -156,7 +156,7 @@ TEST_F(BinaryTraceTest, UnsupportedVersion) {
   PutAt<std::uint32_t>(bytes, kVersionAt, 7);
   EXPECT_EQ(Open(bytes, "v7.mtrace"), scratch_.File("v7.mtrace") +
                                           ": unsupported binary trace version 7 (this Myriad "
-                                          "reads version 1)");
+                                          "reads versions 1 to 2)");
 }
 
 TEST_F(BinaryTraceTest, Truncated) {

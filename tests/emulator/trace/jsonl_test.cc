@@ -95,6 +95,7 @@ TEST(JsonlTraceTest, ReadsEveryOpKindAndField) {
 
   const Op& norm = ops[i++];
   EXPECT_EQ(norm.bytes, 67108864u);  // a memory-bound kernel
+  EXPECT_TRUE(norm.bytes_guessed);
   EXPECT_EQ(norm.attention.batch, 0);
   const Op& attention = ops[i++];
   EXPECT_EQ(attention.attention.batch, 4);
@@ -273,6 +274,16 @@ TEST(JsonlTraceTest, RankOutsideTheTraceIsAnErrorFromOpenRank) {
   EXPECT_FALSE(trace->OpenRank(-1).ok());
 }
 
+TEST(JsonlTraceTest, GuessedBytesNeedBytes) {
+  ScratchDir scratch;
+  const std::string path = scratch.File("guess.jsonl");
+  WriteText(path,
+            "{\"myriad_trace\": 2, \"ranks\": 1}\n"
+            "{\"rank\": 0, \"op\": \"kernel\", \"name\": \"k\", \"bytes_guessed\": true}\n");
+  EXPECT_EQ(OpenTrace(path).status().message(),
+            path + ":2: kernel: field 'bytes_guessed' needs the 'bytes' it says were guessed");
+}
+
 TEST(JsonlTraceTest, MissingFileIsNotFound) {
   Result<std::unique_ptr<Workload>> trace = OpenTrace("/nonexistent/run.jsonl");
   ASSERT_FALSE(trace.ok());
@@ -360,6 +371,13 @@ std::vector<BadTrace> BadTraces() {
       {"BadGrid", R"({"rank": 0, "op": "kernel", "name": "k", "grid": [1, 0, 1]})",
        "4: kernel: field 'grid' must be a positive integer or an array [x, y, z] of positive "
        "integers"},
+      // Version 2's fields in a version-1 trace (the header above says 1).
+      {"AttentionKernelInVersion1",
+       R"({"rank": 0, "op": "kernel", "name": "k", "attention": {"batch": 1, "heads": 1, "seq_q": 8, "seq_kv": 8, "head_dim": 64, "kernel": "fa3"}})",
+       "4: kernel: attention: field 'kernel' needs trace format version 2 (the header says 1)"},
+      {"BytesGuessedInVersion1",
+       R"({"rank": 0, "op": "kernel", "name": "k", "bytes": 8, "bytes_guessed": true})",
+       "4: kernel: field 'bytes_guessed' needs trace format version 2 (the header says 1)"},
       {"GemmMissingK", R"({"rank": 0, "op": "kernel", "name": "k", "gemm": {"m": 1, "n": 2}})",
        "4: kernel: gemm: missing field 'k'"},
       {"GemmUnknownField",
@@ -476,13 +494,13 @@ INSTANTIATE_TEST_SUITE_P(
     Errors, BadHeaderTest,
     ::testing::Values(
         BadHeader{"NoHeader", "# ops only\n{\"rank\": 0, \"op\": \"device_sync\"}\n",
-                  R"(:2: missing header: the first line must be {"myriad_trace": 1, "ranks": N})"},
+                  R"(:2: missing header: the first line must be {"myriad_trace": 2, "ranks": N})"},
         BadHeader{"Empty", "",
-                  R"(: empty trace: expected the header line {"myriad_trace": 1, "ranks": N})"},
+                  R"(: empty trace: expected the header line {"myriad_trace": 2, "ranks": N})"},
         BadHeader{"OnlyComments", "# nothing\n\n",
-                  R"(: empty trace: expected the header line {"myriad_trace": 1, "ranks": N})"},
-        BadHeader{"FutureVersion", "{\"myriad_trace\": 2, \"ranks\": 4}\n",
-                  ":1: unsupported trace format version 2 (this Myriad reads version 1)"},
+                  R"(: empty trace: expected the header line {"myriad_trace": 2, "ranks": N})"},
+        BadHeader{"FutureVersion", "{\"myriad_trace\": 3, \"ranks\": 4}\n",
+                  ":1: unsupported trace format version 3 (this Myriad reads versions 1 to 2)"},
         BadHeader{"VersionNotANumber", "{\"myriad_trace\": \"1\", \"ranks\": 4}\n",
                   ":1: header: field 'myriad_trace' must be the format version, a positive "
                   "integer"},

@@ -73,7 +73,7 @@ TEST(RoundTripTest, CanonicalTextIsAsDocumented) {
   ASSERT_NE(trace, nullptr);
   ASSERT_TRUE(WriteJsonlTrace(*trace, scratch.File("out.jsonl")).ok());
   EXPECT_EQ(ReadText(scratch.File("out.jsonl")),
-            R"({"myriad_trace":1,"ranks":2}
+            R"({"myriad_trace":2,"ranks":2}
 {"op":"comm","comm":"all","ranks":[0,1]}
 {"rank":1,"op":"kernel","name":"k"}
 {"rank":1,"op":"kernel","name":"g","gemm":{"m":8,"n":16,"k":32}}

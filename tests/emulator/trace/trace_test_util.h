@@ -112,6 +112,7 @@ inline void ExpectSameOp(const Op& a, const NameTable& an, const Op& b, const Na
   EXPECT_EQ(a.attention.backward, b.attention.backward);
   EXPECT_EQ(a.attention.dtype, b.attention.dtype);
   EXPECT_EQ(a.attention.kernel, b.attention.kernel);
+  EXPECT_EQ(a.bytes_guessed, b.bytes_guessed);
   EXPECT_EQ(a.bytes, b.bytes);
   EXPECT_EQ(a.copy_kind, b.copy_kind);
   EXPECT_EQ(a.async, b.async);

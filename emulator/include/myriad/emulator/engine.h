@@ -103,7 +103,8 @@ struct RunResult {
   std::vector<RankResult> ranks;
   std::vector<ProviderStats> kernel_timing;
   std::vector<UncoveredKernel> uncovered_kernels;
-  std::vector<CollectiveStats> collectives;  // by communicator, op, size
+  std::vector<GuessedKernel> guessed_kernels;  // timed by the launch guess, largest first
+  std::vector<CollectiveStats> collectives;    // by communicator, op, size
   std::uint64_t simulated_ops = 0;
   // Live runs: device work a thread enqueued at a clock virtual time had already passed (it
   // resumed behind it: after a wait outside Myriad's view, say). Such work starts when the

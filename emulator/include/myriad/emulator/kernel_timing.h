@@ -1,8 +1,11 @@
 // Kernel durations: a chain of providers, first answer wins (DESIGN.md "Kernel durations").
 //   1. the op's own duration (a trace that recorded it)
 //   2. profile databases (measured on a GPU model; docs/kernel-timing.md)
-//   3. library models: GEMM from M, N, K and dtype; memcpy and memset from bandwidths
-//   4. a configurable fallback, with a coverage report of the kernels that had no answer
+//   3. PyTorch's own kernels by family; library models: GEMM, attention, memory-bound kernels,
+//      memcpy and memset
+//   4. a guess from the launch for kernels no model knows (their bytes guessed when the op
+//      arrived), reported as such
+//   5. a configurable fallback, with a coverage report of the kernels that had no answer
 // The chain also times memcpy and memset ops.
 #pragma once
 
@@ -11,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "myriad/emulator/op.h"
@@ -38,9 +42,18 @@ struct UncoveredKernel {
   std::uint64_t count = 0;
 };
 
+// A kernel whose duration was guessed from its launch (provider "launch guess").
+struct GuessedKernel {
+  std::string name;
+  std::uint64_t count = 0;
+  SimTime total = 0;
+};
+
 struct KernelTimingOptions {
   std::vector<std::string> profile_paths;  // profile databases, searched in order
   SimTime fallback_duration = 10 * kPicosPerMicro;
+  // Kernels no model knows: a guess from their launch (true), or the fallback (false).
+  bool launch_guess = true;
 };
 
 class KernelTimer {
@@ -56,12 +69,16 @@ class KernelTimer {
   const std::vector<ProviderStats>& stats() const { return stats_; }
   // Kernels the fallback timed, most frequent first (ties by name).
   std::vector<UncoveredKernel> Uncovered(const NameTable& names) const;
+  // Kernels the launch guess timed, largest total first (ties by name).
+  std::vector<GuessedKernel> Guessed(const NameTable& names) const;
 
  private:
   std::vector<std::unique_ptr<DurationProvider>> chain_;
   std::vector<ProviderStats> stats_;
   SimTime fallback_ = 0;
   std::vector<std::uint64_t> uncovered_counts_;  // by NameId
+  std::size_t guess_index_ = SIZE_MAX;  // the launch guess's place in chain_ (none: SIZE_MAX)
+  std::vector<std::pair<std::uint64_t, SimTime>> guessed_;  // by NameId: count, total
 };
 
 }  // namespace myriad::emulator

@@ -151,6 +151,9 @@ struct Op {
   std::uint64_t bytes = 0;
   MemcpyKind copy_kind = MemcpyKind::kDeviceToDevice;
   bool async = true;  // memcpy/memset: cudaMemcpyAsync (true) or blocking cudaMemcpy (false)
+  // kernel: `bytes` is a guess from the launch (a kernel no model knows; docs/kernel-timing.md,
+  // "Kernels no model knows"), timed as such and reported as a guess.
+  bool bytes_guessed = false;
   // events; stream create
   std::int32_t event = 0;
   bool non_blocking = false;  // stream create: cudaStreamNonBlocking

@@ -19,9 +19,13 @@
 namespace myriad::emulator {
 
 // Version of the JSON Lines format ("myriad_trace" in the header line) and of the binary format
-// (the uint32 after the magic). A reader accepts exactly the versions it knows.
-inline constexpr int kJsonlTraceVersion = 1;
-inline constexpr std::uint32_t kBinaryTraceVersion = 1;
+// (the uint32 after the magic). Writers write the current one; a reader accepts exactly the
+// versions it knows, from the oldest on (docs/trace-format.md, "Versioning"). Version 2 adds a
+// fused attention's implementation and a kernel's guessed bytes.
+inline constexpr int kJsonlTraceVersion = 2;
+inline constexpr int kOldestJsonlTraceVersion = 1;
+inline constexpr std::uint32_t kBinaryTraceVersion = 2;
+inline constexpr std::uint32_t kOldestBinaryTraceVersion = 1;
 
 // Opens a trace file, JSON Lines or binary (detected by the magic bytes "MYRTRACE"), as a
 // Workload. JSON Lines traces are parsed and checked whole here; binary traces are checked

@@ -1,0 +1,40 @@
+// Kernels no model knows (a program's own kernels, under `myriad run`): their work guessed from
+// what the launch tells, timed as streaming memory, and reported as a guess
+// (docs/kernel-timing.md, "Kernels no model knows").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "myriad/emulator/kernel_timing.h"
+#include "myriad/emulator/op.h"
+#include "myriad/netmodel/hardware.h"
+
+namespace myriad::emulator::timing {
+
+// Bytes assumed per thread when the kernel's parameters say nothing of its arrays: one 4-byte
+// element read and one written. A guess.
+inline constexpr double kGuessBytesPerThreadWithoutArrays = 8;
+
+// Sets op->bytes (and op->bytes_guessed) from kernel `name`'s parameter list, the launch shape
+// and the integer arguments (`int_args`, as the CUDA shim reports them): elements = the larger
+// of the threads launched and the largest integer argument; bytes = elements x the sizes of
+// the element types its pointer parameters point to (each array read or written once). False
+// when the launch has no threads.
+bool GuessKernelWork(std::string_view name, std::span<const std::int64_t> int_args, Op* op);
+
+// Provider "launch guess": kernels whose bytes were guessed, at the GPU's streaming rate plus
+// the kernel floor (StreamingKernelSeconds).
+class LaunchGuessProvider : public DurationProvider {
+ public:
+  explicit LaunchGuessProvider(const netmodel::GpuSpec& gpu) : gpu_(gpu) {}
+  std::string_view name() const override { return "launch guess"; }
+  std::optional<SimTime> Duration(const Op& op, const NameTable& names) const override;
+
+ private:
+  netmodel::GpuSpec gpu_;
+};
+
+}  // namespace myriad::emulator::timing
