@@ -53,6 +53,9 @@ Result<TraceRead> ReadTrace(const std::string& path) {
   in.read(head, sizeof head);
   if (in.gcount() == sizeof head && std::memcmp(head, kSqliteMagic, sizeof head) == 0)
     return ReadNsight(path);
+  if (static_cast<std::size_t>(in.gcount()) >= 16 &&
+      std::string_view(head, sizeof head) == kRecordingMagic.substr(0, sizeof head))
+    return ReadRecording(path);
   return ReadKineto(path);
 }
 

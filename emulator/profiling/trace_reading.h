@@ -11,5 +11,10 @@ namespace myriad::emulator::profiling {
 Result<TraceRead> ReadKineto(const std::string& path);
 // An Nsight Systems SQLite export (`nsys export --type sqlite`).
 Result<TraceRead> ReadNsight(const std::string& path);
+// What `myriad profile record`'s recorder wrote: its first line is kRecordingMagic, then per
+// kernel name and launch shape "NAME\tGX,GY,GZ\tBX,BY,BZ\tSHARED\tLAUNCHES\tNS,NS,..."
+// (the durations of the first launches).
+inline constexpr std::string_view kRecordingMagic = "# myriad-kernel-record v1";
+Result<TraceRead> ReadRecording(const std::string& path);
 
 }  // namespace myriad::emulator::profiling

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "myriad/netmodel/hardware.h"
+#include "timing/pytorch_kernels.h"
 
 namespace myriad::emulator::timing {
 namespace {
@@ -312,7 +313,10 @@ ProfileProvider::ProfileProvider(std::string provider_name, const std::vector<Pr
                                 static_cast<double>(g.k) * static_cast<double>(g.batch)});
       continue;
     }
-    auto [it, inserted] = index_.emplace(row.kernel, static_cast<std::uint32_t>(entries_.size()));
+    // Names match demangled: a trace names kernels demangled (the PyTorch profiler) or mangled
+    // (CUPTI, Myriad's own ops under `myriad run`).
+    auto [it, inserted] =
+        index_.emplace(DemangleKernelName(row.kernel), static_cast<std::uint32_t>(entries_.size()));
     if (inserted) entries_.emplace_back();
     Entry& entry = entries_[it->second];
     const SimTime duration = FromMicros(row.stats.median_us);
@@ -395,7 +399,7 @@ const ProfileProvider::Entry* ProfileProvider::Find(NameId id, const NameTable& 
   if (id >= by_name_.size()) by_name_.resize(std::max<std::size_t>(names.size(), id + 1), 0);
   std::uint32_t slot = by_name_[id];
   if (slot == 0) {
-    const auto it = index_.find(std::string_view(names.Name(id)));
+    const auto it = index_.find(DemangleKernelName(names.Name(id)));
     slot = it == index_.end() ? 1 : it->second + 2;
     by_name_[id] = slot;
   }

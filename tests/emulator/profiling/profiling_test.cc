@@ -303,6 +303,33 @@ TEST(ProfileCommand, ImportThenTimeAReplayWithTheProfile) {
       2);
 }
 
+// What the recorder writes (interpose/recorder/): per kernel and launch shape, the launches
+// and the first durations in ns; read like any trace.
+TEST(RecordingReader, KernelsFromTheRecorder) {
+  const std::string path = TempPath("recording.txt");
+  WriteText(path,
+            "# myriad-kernel-record v1\n"
+            "_Z4busyPf\t1024,1,1\t256,1,1\t0\t40\t2000,2100,1900\n"
+            "_Z4stepPf\t8,1,1\t128,1,1\t4096\t1\t7500\n");
+  auto read = ReadTrace(path);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->format, "cupti");
+  ASSERT_EQ(read->kernels.size(), 4u);
+  EXPECT_EQ(read->kernels[0].grid, (Dim3{1024, 1, 1}));
+  EXPECT_DOUBLE_EQ(read->kernels[3].duration_us, 7.5);
+  EXPECT_EQ(read->kernels[3].shared_mem, 4096u);
+  auto built = BuildProfile({*read}, "h100-sxm", path);
+  ASSERT_TRUE(built.ok());
+  EXPECT_EQ(built->kernel_rows, 2u);
+  auto rows = timing::ParseProfile(built->database, "r.kdb");
+  ASSERT_TRUE(rows.ok());
+  EXPECT_DOUBLE_EQ((*rows)[0].stats.median_us, 2);
+  WriteText(TempPath("bad_recording.txt"),
+            "# myriad-kernel-record v1\n_Z4busyPf\t1024,1\t256,1,1\t0\t40\t2000\n");
+  EXPECT_THAT(ReadTrace(TempPath("bad_recording.txt")).status().message(),
+              HasSubstr("bad_recording.txt:2: bad grid"));
+}
+
 TEST(ProfileCommand, RecordWithoutAGpuSaysSo) {
   const auto [status, out] =
       myriad::testing::RunCommand(std::string(MYRIAD_BINARY) + " profile record -- true 2>&1");

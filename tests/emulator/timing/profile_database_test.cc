@@ -332,6 +332,21 @@ TEST(ProfileFormatV2, GemmRowsAnswerByShapeThenByNearestWork) {
   EXPECT_EQ(FormatProfile(*again, "two GEMMs"), FormatProfile(*rows, "two GEMMs"));
 }
 
+// A row written demangled answers the mangled name a live run's op carries, and the other way.
+TEST(ProfileFormatV2, NamesMatchDemangled) {
+  const std::string text = kMagicV2 + kHeaderV2 +
+                           "h100-sxm\tbusy(float*)\t*\t*\t*\t-\t1\t5\t5\t5\t5\t0\n" +
+                           "h100-sxm\t_Z4stepPf\t*\t*\t*\t-\t1\t7\t7\t7\t7\t0\n";
+  Result<std::vector<ProfileRow>> rows = ParseProfile(text, "p.kdb");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  const ProfileProvider provider("profile p.kdb", *rows, "h100-sxm");
+  NameTable names;
+  EXPECT_EQ(provider.Duration(Kernel(names, "_Z4busyPf", Dim3{1, 1, 1}, Dim3{32, 1, 1}), names),
+            FromMicros(5));
+  EXPECT_EQ(provider.Duration(Kernel(names, "step(float*)", Dim3{1, 1, 1}, Dim3{32, 1, 1}), names),
+            FromMicros(7));
+}
+
 TEST(ProfileFormatV2, Errors) {
   EXPECT_EQ(ParseError(kMagicV2 + kHeaderV2 + GemmRow("4096,1024,8192,bfloat16", "1")),
             "p.kdb:3: gemm: expected '-' or M,N,K,BATCH,TYPE (each dimension 1 to 2^31), found "

@@ -25,7 +25,7 @@ struct KernelRecord {
 
 // What a trace holds that a profile needs.
 struct TraceRead {
-  std::string format;       // "kineto" or "nsight"
+  std::string format;       // "kineto", "nsight" or "cupti" (`myriad profile record`)
   std::string device_name;  // the GPU as the trace names it ("" when it does not)
   std::vector<KernelRecord> kernels;
   // The matrix products the program called (aten::mm, addmm, bmm, baddbmm, _scaled_mm) that
@@ -35,8 +35,8 @@ struct TraceRead {
 };
 
 // Reads a trace, telling the format from its content: an SQLite database (Nsight Systems'
-// export), gzip-compressed JSON or plain JSON (the PyTorch profiler's). Errors are one line
-// naming the file.
+// export), a recording of `myriad profile record`, gzip-compressed JSON or plain JSON (the
+// PyTorch profiler's). Errors are one line naming the file.
 Result<TraceRead> ReadTrace(const std::string& path);
 
 struct ImportResult {
