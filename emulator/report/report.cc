@@ -2,14 +2,27 @@
 // precision and written in a fixed order, so equal runs give byte-identical files.
 #include "myriad/emulator/report.h"
 
+#include <cxxabi.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <vector>
 
 namespace myriad::emulator {
 namespace {
+
+// A kernel's name as a person reads it: demangled (`_Z4busyPf` is `busy(float*)`); the JSON
+// report keeps the name the program launched.
+std::string Readable(const std::string& name) {
+  if (name.rfind("_Z", 0) != 0) return name;
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> out(
+      abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), &std::free);
+  return status == 0 && out ? std::string(out.get()) : name;
+}
 
 // Flow fidelity: a collective's mean time with contention over its time alone.
 double Slowdown(const CollectiveStats& c) {
@@ -131,7 +144,7 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
           "    {:>14} us {:>5.1f}% {:>8} x {}\n", Us(k.total),
           kernel_time > 0 ? 100.0 * static_cast<double>(k.total) / static_cast<double>(kernel_time)
                           : 0.0,
-          k.count, k.name);
+          k.count, Readable(k.name));
     }
   }
   if (!result.uncovered_kernels.empty()) {
@@ -142,7 +155,7 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
         out += fmt::format("    ... and {} more\n", result.uncovered_kernels.size() - 10);
         break;
       }
-      out += fmt::format("    {:>8} x {}\n", k.count, k.name);
+      out += fmt::format("    {:>8} x {}\n", k.count, Readable(k.name));
     }
   }
   if (!result.collectives.empty()) {
