@@ -68,9 +68,12 @@ inline constexpr AttentionTraits kFlash2Traits{0.706, 0.629, 0.33, 0.33, 100, 21
 // FlashAttention-3 (Hopper): forward from 2.2 (497 / 648 at 16k, 467 at 512, non-causal),
 // backward from 2.3 (474 / 561 at 16k, 316 at 512).
 inline constexpr AttentionTraits kFlash3Traits{0.951, 0.712, 0.87, 0.45, 195, 419, false};
-// cuDNN (9.19, H200, head dim 128; 2.4): forward 702 at 16k and 633 at 2k, backward 612 and
-// 504; the softmax exposure is assumed half (no head-dim-64 rows for this version).
-inline constexpr AttentionTraits kCudnnTraits{0.899, 0.79, 0.5, 0.5, 210, 420, false};
+// cuDNN as the FlashAttention-3 paper measured it on H100 (2024; kernels.md 2.2 and 2.3, head
+// dim 128): forward 595 TFLOP/s at 16k and 497 at 512, backward 516 and 305; the backward's
+// softmax exposure from its head-dim-64 rates (433 at 16k), the forward's assumed half (its
+// head-dim-64 kernel is slower than the mechanism gives). The cuDNN of the published training
+// results is of this era; cuDNN 9.19 (2026, 2.4) is up to 18% faster.
+inline constexpr AttentionTraits kCudnnTraits{0.756, 0.660, 0.5, 0.475, 105, 375, false};
 // FlashAttention-2's rate on Hopper over its rate on Ampere at the same share of peak: its
 // H100 forward reaches 0.37 of peak at 16k (2.2), its A100 forward+backward 0.65 (2.1).
 inline constexpr double kLegacyMmaOnHopper = 0.62;

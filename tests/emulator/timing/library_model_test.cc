@@ -30,13 +30,13 @@ TEST(AttentionModel, CausalForwardAndBackwardFollowTheFormula) {
   a.head_dim = 128;
   // The default on Hopper is cuDNN's: its ceiling, the softmax's share (4096 tensor FLOPs per
   // clock per SM against 16 exponentials, half exposed) and a causal block's keys (2048 on
-  // average, against 210 of set-up and half a 128-key diagonal block).
+  // average, against 105 of set-up and half a 128-key diagonal block).
   const AttentionEstimate e = EstimateAttention(a, h100);
   EXPECT_EQ(e.kernel, AttentionKernel::kCudnn);
   EXPECT_DOUBLE_EQ(e.flops, 4.0 * 32 * 4096.0 * 4096.0 * 128 / 2);
   EXPECT_DOUBLE_EQ(e.ceiling, kCudnnTraits.ceiling_forward);
   EXPECT_DOUBLE_EQ(e.softmax_factor, 512.0 / (512 + 0.5 * 4096 / 16));
-  EXPECT_DOUBLE_EQ(e.length_factor, 2048.0 / (2048 + 210 + 64));
+  EXPECT_DOUBLE_EQ(e.length_factor, 2048.0 / (2048 + 105 + 64));
   EXPECT_DOUBLE_EQ(e.fill, 1.0);  // 32 x 32 blocks of queries
   const double forward = e.flops / (989.4e12 * e.efficiency) + 2e-6;
   EXPECT_NEAR(e.seconds, forward, 1e-12);
@@ -44,11 +44,11 @@ TEST(AttentionModel, CausalForwardAndBackwardFollowTheFormula) {
   a.backward = true;
   const AttentionEstimate b = EstimateAttention(a, h100);
   EXPECT_DOUBLE_EQ(b.flops, 2.5 * e.flops);
-  EXPECT_DOUBLE_EQ(b.length_factor, 2048.0 / (2048 + 420 + 64));
+  EXPECT_DOUBLE_EQ(b.length_factor, 2048.0 / (2048 + 375 + 64));
   // Without the mask, twice the work at a better length factor.
   a.backward = false;
   a.causal = false;
-  EXPECT_DOUBLE_EQ(EstimateAttention(a, h100).length_factor, 4096.0 / (4096 + 210));
+  EXPECT_DOUBLE_EQ(EstimateAttention(a, h100).length_factor, 4096.0 / (4096 + 105));
 }
 
 TEST(AttentionModel, ImplementationsByGpu) {
