@@ -1,12 +1,12 @@
 // `myriad profile import TRACE... -o PROFILE.kdb`: kernel profiles from a real GPU's traces.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/run_flags.h"
 #include "myriad/emulator/profiling.h"
 
 namespace myriad::cli {
@@ -91,13 +91,7 @@ int Import(const std::vector<std::string>& args, std::ostream& out, std::ostream
     err << "myriad: error: " << built.status().message() << "\n";
     return kExitBadInput;
   }
-  std::ofstream file(output, std::ios::binary | std::ios::trunc);
-  file << built->database;
-  file.close();
-  if (!file) {
-    err << "myriad: error: cannot write " << output << "\n";
-    return kExitFailure;
-  }
+  if (!WriteFile(output, built->database, err)) return kExitFailure;
   out << fmt::format(
       "{}: {} kernels ({} rows by name and launch shape) and {} GEMM calls ({} shapes), "
       "{:.3f} ms of kernel time, from {} ({}), for {}\n",

@@ -11,12 +11,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/run_flags.h"
 #include "myriad/emulator/profiling.h"
 #include "myriad/status.h"
 
@@ -150,13 +150,7 @@ int RecordProfile(const std::vector<std::string>& args, std::ostream& out, std::
     err << "myriad profile record: " << built.status().message() << "\n";
     return kExitFailure;
   }
-  std::ofstream file(output, std::ios::binary | std::ios::trunc);
-  file << built->database;
-  file.close();
-  if (!file) {
-    err << "myriad profile record: cannot write " << output << "\n";
-    return kExitFailure;
-  }
+  if (!WriteFile(output, built->database, err)) return kExitFailure;
   out << fmt::format("{}: {} timed launches ({} rows by name and launch shape) on {} ({})\n",
                      output, built->kernels, built->kernel_rows, *device, gpu_key);
   return kExitOk;
