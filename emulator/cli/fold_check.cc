@@ -35,7 +35,8 @@ Result<nlohmann::json> RunOnce(const FoldCheckRun& run, bool folded, const fs::p
                                    "--report",
                                    report.string(),
                                    "--program-output",
-                                   output.string()};
+                                   output.string(),
+                                   "--no-check-fold"};
   if (folded) {
     args.insert(args.end(), {"--fold", "dp"});
   } else {

@@ -75,6 +75,7 @@ const std::string kRunUsage =
         "  --check-fold             first run the program as two replicas, folded and not,\n"
         "                           and stop if any rank's figures differ (the replicas do\n"
         "                           not do alike work, so mirrors would mispredict)\n"
+        "  --no-check-fold          no fold check (overrides [launch] check_fold)\n"
         "  --program-output FILE    write the processes' stdout and stderr to FILE\n") +
     kRunFlagsUsage;
 
@@ -121,7 +122,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   bool env_given = false;
   std::vector<std::string> fold;
   std::string mesh;
-  bool fold_given = false, mesh_given = false, check_fold = false;
+  bool fold_given = false, mesh_given = false, check_fold = false, no_check_fold = false;
   std::string program_output;
   const char* env_shims = std::getenv("MYRIAD_SHIM_DIR");
   launch.shim_dir = env_shims && *env_shims ? env_shims : MYRIAD_SHIM_DIR;
@@ -185,6 +186,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
       fold_given = true;
     } else if (a == "--check-fold") {
       check_fold = true;
+    } else if (a == "--no-check-fold") {
+      no_check_fold = true;
     } else if (a == "--program-output") {
       const std::string* v = value();
       if (!v || v->empty()) return usage_error("--program-output needs a file");
@@ -242,6 +245,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   // Rank folding: the world is every process's ranks; only the first replica's run.
   if (!fold_given) fold = settings.fold;
   if (!mesh_given) mesh = settings.mesh;
+  check_fold = !no_check_fold && (check_fold || settings.check_fold);
   auto plan = emulator::PlanFold(mesh, fold, processes * devices);
   if (!plan.ok()) return usage_error(plan.status().message());
   if (plan->folded()) {

@@ -246,7 +246,7 @@ class Resolver {
     Result<TableReader> reader =
         TableReader::Open(*table, "launch",
                           {"command", "processes", "devices_per_process", "env", "host_clock",
-                           "host_time", "host_time_scale", "fold", "mesh"});
+                           "host_time", "host_time_scale", "fold", "mesh", "check_fold"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     LaunchSettings& launch = scenario_.launch;
@@ -264,6 +264,9 @@ class Resolver {
     Field<std::string> mesh;
     MYRIAD_RETURN_IF_ERROR(r.String("mesh", &mesh));
     if (mesh.present) launch.mesh = mesh.value;  // checked against the world by `myriad run`
+    Field<bool> check_fold;
+    MYRIAD_RETURN_IF_ERROR(r.Boolean("check_fold", &check_fold));
+    launch.check_fold = check_fold.present && check_fold.value;
     Field<int> processes, devices;
     MYRIAD_RETURN_IF_ERROR(r.Integer("processes", &processes));
     MYRIAD_RETURN_IF_ERROR(r.Integer("devices_per_process", &devices));

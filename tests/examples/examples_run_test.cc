@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -279,6 +280,17 @@ TEST(ExamplesRunTest, AFoldCheckFindsReplicasThatDoNotDoAlikeWork) {
       " 2>&1");
   EXPECT_EQ(tp_status, 0) << tp_out;
   EXPECT_THAT(tp_out, HasSubstr("(mesh tp=4,dp=2, 8 ranks)"));
+  // The same from the scenario: [launch] fold and check_fold.
+  const std::string scenario = ::testing::TempDir() + "myriad_check_fold.toml";
+  std::ofstream(scenario)
+      << "include = \""
+      << std::filesystem::absolute("tests/examples/data/h100-2-nodes.toml").string()
+      << "\"\n[launch]\nfold = [\"dp\"]\ncheck_fold = true\n";
+  const auto [sc_status, sc_out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run " + scenario + " --timeout 120 -- " + MYRIAD_DDP_TRAIN +
+      " --checkpoint-every 2 2>&1");
+  EXPECT_EQ(sc_status, 1) << sc_out;
+  EXPECT_THAT(sc_out, HasSubstr("fold check failed"));
   // A check needs a fold to check.
   const auto [bad_status, bad_out] =
       myriad::testing::RunCommand(base + "--check-fold -- " + MYRIAD_DDP_TRAIN + " 2>&1");

@@ -30,6 +30,7 @@ struct LaunchSettings {
   // Rank folding (docs/run.md, "Folding"): the axes folded ("dp") and the rank mesh.
   std::vector<std::string> fold;
   std::string mesh;
+  bool check_fold = false;  // as --check-fold: the fold checked on two replicas first
 };
 
 struct Scenario {
