@@ -103,6 +103,7 @@ void Describe(const emulator::Scenario& s, Report& r) {
   r.Traced("FP32 peak", FormatFlops(gpu.fp32_flops), "gpu.fp32_flops");
   r.Traced("HBM", FormatBytes(gpu.hbm_bytes), "gpu.hbm");
   r.Traced("HBM bandwidth", FormatBandwidth(gpu.hbm_bandwidth), "gpu.hbm_bandwidth");
+  r.Traced("HBM streaming fraction", FormatNumber(gpu.hbm_efficiency), "gpu.hbm_efficiency");
   r.Traced("SMs", std::to_string(gpu.sm_count), "gpu.sm_count");
   r.Traced("NVLink links", std::to_string(gpu.nvlink_links), "gpu.nvlink_links");
   r.Traced("NVLink link bandwidth", FormatBandwidth(gpu.nvlink_link_bandwidth),

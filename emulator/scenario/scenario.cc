@@ -731,12 +731,12 @@ class Resolver {
     Result<TableReader> reader =
         TableReader::Open(table ? *table : empty, "cluster.gpu_override",
                           {"bf16_flops", "fp8_flops", "fp32_flops", "hbm", "hbm_bandwidth",
-                           "sm_count", "nvlink_links", "nvlink_link_bandwidth", "nvlink_efficiency",
-                           "channel_bandwidth", "nvlink_sharp"});
+                           "hbm_efficiency", "sm_count", "nvlink_links", "nvlink_link_bandwidth",
+                           "nvlink_efficiency", "channel_bandwidth", "nvlink_sharp"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
 
-    Field<double> bf16, fp8, fp32, hbm, hbm_bw, link_bw, efficiency, channel_bw;
+    Field<double> bf16, fp8, fp32, hbm, hbm_bw, hbm_eff, link_bw, efficiency, channel_bw;
     Field<int> sms, links;
     Field<bool> sharp;
     MYRIAD_RETURN_IF_ERROR(r.Quantity("bf16_flops", ParseFlops, "989.4TFLOPS", &bf16));
@@ -749,6 +749,8 @@ class Resolver {
     MYRIAD_RETURN_IF_ERROR(Positive(hbm));
     MYRIAD_RETURN_IF_ERROR(r.Quantity("hbm_bandwidth", ParseBandwidth, "3.35TB/s", &hbm_bw));
     MYRIAD_RETURN_IF_ERROR(Positive(hbm_bw));
+    MYRIAD_RETURN_IF_ERROR(r.Number("hbm_efficiency", &hbm_eff));
+    MYRIAD_RETURN_IF_ERROR(Fraction(hbm_eff));
     MYRIAD_RETURN_IF_ERROR(r.Integer("sm_count", &sms));
     MYRIAD_RETURN_IF_ERROR(AtLeast(sms, 1));
     MYRIAD_RETURN_IF_ERROR(r.Integer("nvlink_links", &links));
@@ -769,6 +771,7 @@ class Resolver {
     Apply(fp32, &gpu.fp32_flops, "gpu.fp32_flops", catalog);
     Apply(hbm, &gpu.hbm_bytes, "gpu.hbm", catalog);
     Apply(hbm_bw, &gpu.hbm_bandwidth, "gpu.hbm_bandwidth", catalog);
+    Apply(hbm_eff, &gpu.hbm_efficiency, "gpu.hbm_efficiency", catalog);
     Apply(sms, &gpu.sm_count, "gpu.sm_count", catalog);
     Apply(links, &gpu.nvlink_links, "gpu.nvlink_links", catalog);
     Apply(link_bw, &gpu.nvlink_link_bandwidth, "gpu.nvlink_link_bandwidth", catalog);
