@@ -1217,7 +1217,7 @@ Status LiveSource::Convert(Queued& q) {
       timing::DescribeKernelWork(kernel, int_args, &op);
     } else if (op.attention.batch == 0) {
       // A kernel no model knows: its work guessed from the launch, and said to be a guess.
-      timing::GuessKernelWork(names_.Name(op.name), int_args, &op);
+      timing::GuessKernelWork(kernel.array_element_bytes, int_args, &op);
     }
   }
   return Status::Ok();

@@ -8,7 +8,6 @@
 
 #include "protocol/kernel_signature.h"
 #include "timing/library_model.h"
-#include "timing/pytorch_kernels.h"
 
 namespace myriad::emulator::timing {
 namespace {
@@ -54,17 +53,20 @@ double PointeeSize(std::string_view type) {
 
 }  // namespace
 
-bool GuessKernelWork(std::string_view name, std::span<const std::int64_t> int_args, Op* op) {
+double ArrayElementBytes(std::string_view demangled) {
+  double element_bytes = 0;
+  wire::ForEachParameter(demangled,
+                         [&](std::string_view type) { element_bytes += PointeeSize(type); });
+  return element_bytes;
+}
+
+bool GuessKernelWork(double element_bytes, std::span<const std::int64_t> int_args, Op* op) {
   const double threads = static_cast<double>(op->grid.x) * op->grid.y * op->grid.z * op->block.x *
                          op->block.y * op->block.z;
   if (!(threads > 0)) return false;
   double largest = 0;
   for (std::int64_t v : int_args) largest = std::max(largest, static_cast<double>(v));
   const double elements = std::max(threads, largest);
-  const std::string demangled = DemangleKernelName(name);
-  double element_bytes = 0;
-  wire::ForEachParameter(demangled,
-                         [&](std::string_view type) { element_bytes += PointeeSize(type); });
   const double bytes =
       element_bytes > 0 ? elements * element_bytes : threads * kGuessBytesPerThreadWithoutArrays;
   if (!(bytes > 0) || !std::isfinite(bytes) || bytes > 1e15) return false;

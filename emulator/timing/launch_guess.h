@@ -18,12 +18,18 @@ namespace myriad::emulator::timing {
 // element read and one written. A guess.
 inline constexpr double kGuessBytesPerThreadWithoutArrays = 8;
 
-// Sets op->bytes (and op->bytes_guessed) from kernel `name`'s parameter list, the launch shape
-// and the integer arguments (`int_args`, as the CUDA shim reports them): elements = the larger
-// of the threads launched and the largest integer argument; bytes = elements x the sizes of
-// the element types its pointer parameters point to (each array read or written once). False
-// when the launch has no threads.
-bool GuessKernelWork(std::string_view name, std::span<const std::int64_t> int_args, Op* op);
+// The sizes of the element types a kernel's pointer parameters point to, summed, from its
+// demangled name ("f(float*, __nv_bfloat16 const*, int)": 6); 0 when it takes no pointers.
+// Worked out once per kernel name (KernelClass::array_element_bytes).
+double ArrayElementBytes(std::string_view demangled);
+
+// Sets op->bytes (and op->bytes_guessed) from the kernel's `element_bytes` (ArrayElementBytes),
+// the launch shape and the integer arguments (`int_args`, as the CUDA shim reports them):
+// elements = the larger of the threads launched and the largest integer argument; bytes =
+// elements x element_bytes (each array read or written once), or threads x
+// kGuessBytesPerThreadWithoutArrays without pointer parameters. False when the launch has no
+// threads.
+bool GuessKernelWork(double element_bytes, std::span<const std::int64_t> int_args, Op* op);
 
 // Provider "launch guess": kernels whose bytes were guessed, at the GPU's streaming rate plus
 // the kernel floor (StreamingKernelSeconds).

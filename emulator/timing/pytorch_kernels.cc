@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "protocol/kernel_signature.h"
+#include "timing/launch_guess.h"
 #include "timing/library_model.h"
 
 namespace myriad::emulator::timing {
@@ -367,7 +368,12 @@ std::string_view ToString(KernelFamily family) {
   return "none";
 }
 
-KernelClass ClassifyKernel(std::string_view name) { return Classify(Demangle(name)); }
+KernelClass ClassifyKernel(std::string_view name) {
+  const std::string demangled = Demangle(name);
+  KernelClass c = Classify(demangled);
+  c.array_element_bytes = ArrayElementBytes(demangled);  // for the launch guess
+  return c;
+}
 
 double FamilyEfficiency(KernelFamily family) {
   switch (family) {

@@ -38,16 +38,17 @@ std::string_view ToString(KernelFamily family);
 // What a kernel's name tells, parsed once per name.
 struct KernelClass {
   KernelFamily family = KernelFamily::kNone;
-  int operands = 0;              // elementwise: tensors read or written (std::array<char*, K>)
-  int bytes_per_element = 0;     // summed over the operands
-  int element_size = 0;          // the kernel's (first) data type
-  int accumulator_size = 0;      // norms: T_ACC
-  int elements_per_thread = 1;   // reductions: vt0 x input_vec_size
-  int depth = 0;                 // multi-tensor: tensor lists
-  bool reads_only = false;       // multi-tensor norms, row moments
-  bool backward = false;         // softmax, attention
-  bool warp_softmax = false;     // softmax_warp_*: int args are (batch, stride, elements)
-  int block_m = 0, block_n = 0;  // flash attention tiles
+  int operands = 0;                // elementwise: tensors read or written (std::array<char*, K>)
+  int bytes_per_element = 0;       // summed over the operands
+  int element_size = 0;            // the kernel's (first) data type
+  double array_element_bytes = 0;  // any kernel: its pointer parameters' element sizes, summed
+  int accumulator_size = 0;        // norms: T_ACC
+  int elements_per_thread = 1;     // reductions: vt0 x input_vec_size
+  int depth = 0;                   // multi-tensor: tensor lists
+  bool reads_only = false;         // multi-tensor norms, row moments
+  bool backward = false;           // softmax, attention
+  bool warp_softmax = false;       // softmax_warp_*: int args are (batch, stride, elements)
+  int block_m = 0, block_n = 0;    // flash attention tiles
   int head_dim = 0;
   bool causal = false;
   bool clears_accumulator = false;  // flash_bwd_dot_do_o_kernel<true, ...>

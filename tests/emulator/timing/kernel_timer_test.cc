@@ -9,6 +9,7 @@
 #include "tests/netmodel/test_clusters.h"
 #include "timing/launch_guess.h"
 #include "timing/library_model.h"
+#include "timing/pytorch_kernels.h"
 
 namespace myriad::emulator {
 namespace {
@@ -88,7 +89,8 @@ TEST(KernelTimer, AKernelNoModelKnowsIsTimedByAGuessFromItsLaunch) {
   op.block = Dim3{256, 1, 1};
   const std::int64_t n = 1'000'000;
   ASSERT_TRUE(
-      timing::GuessKernelWork(names.Name(op.name), std::span<const std::int64_t>(&n, 1), &op));
+      timing::GuessKernelWork(timing::ClassifyKernel(names.Name(op.name)).array_element_bytes,
+                              std::span<const std::int64_t>(&n, 1), &op));
   EXPECT_EQ(op.bytes, 6'000'000u);
   EXPECT_TRUE(op.bytes_guessed);
   auto timer = MakeTimer(cluster);
@@ -102,7 +104,8 @@ TEST(KernelTimer, AKernelNoModelKnowsIsTimedByAGuessFromItsLaunch) {
   // No pointer parameters (a functor): 8 bytes a thread; an extern "C" name says nothing more.
   Op bare = op;
   bare.name = names.Intern("_Z6kernelv");
-  ASSERT_TRUE(timing::GuessKernelWork(names.Name(bare.name), {}, &bare));
+  ASSERT_TRUE(timing::GuessKernelWork(
+      timing::ClassifyKernel(names.Name(bare.name)).array_element_bytes, {}, &bare));
   EXPECT_EQ(bare.bytes, 4096u * 8);
   // Without the guess the same op is the fallback's.
   KernelTimingOptions off;
