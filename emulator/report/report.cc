@@ -2,27 +2,20 @@
 // precision and written in a fixed order, so equal runs give byte-identical files.
 #include "myriad/emulator/report.h"
 
-#include <cxxabi.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
 #include <vector>
+
+#include "timing/pytorch_kernels.h"
 
 namespace myriad::emulator {
 namespace {
 
 // A kernel's name as a person reads it: demangled (`_Z4busyPf` is `busy(float*)`); the JSON
 // report keeps the name the program launched.
-std::string Readable(const std::string& name) {
-  if (name.rfind("_Z", 0) != 0) return name;
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> out(
-      abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), &std::free);
-  return status == 0 && out ? std::string(out.get()) : name;
-}
+std::string Readable(const std::string& name) { return timing::DemangleKernelName(name); }
 
 // Flow fidelity: a collective's mean time with contention over its time alone.
 double Slowdown(const CollectiveStats& c) {
