@@ -17,8 +17,9 @@ namespace {
 // and ends.
 void FlowEvents(benchmark::State& state) {
   const int concurrent = static_cast<int>(state.range(0));
-  const Cluster cluster = testing::DgxCluster("h100-sxm", 128);
-  const Topology topology = Topology::Build(cluster, Routing::kEcmp);
+  Cluster cluster = testing::DgxCluster("h100-sxm", 128);
+  cluster.scale_out.routing = Routing::kEcmp;
+  const Topology topology = Topology::Build(cluster);
   std::vector<double> capacities;
   for (int id = 0; id < topology.link_count(); ++id)
     capacities.push_back(topology.link(id).capacity);

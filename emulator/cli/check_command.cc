@@ -147,6 +147,10 @@ void Describe(const emulator::Scenario& s, Report& r) {
   r.Traced("nodes per leaf", std::to_string(out.nodes_per_leaf), "scale_out.nodes_per_leaf");
   r.Traced("in-network reduction", YesNo(out.in_network_reduction),
            "scale_out.in_network_reduction");
+  r.Traced("fabric", std::string(netmodel::ToString(out.fabric)), "scale_out.fabric");
+  r.Traced("routing", std::string(netmodel::ToString(out.routing)), "scale_out.routing");
+  r.Traced("QPs per connection", std::to_string(out.qps_per_connection),
+           "scale_out.qps_per_connection");
   r.Traced("NIC latency", FormatDuration(out.nic.latency), "scale_out.nic.latency");
   r.Traced("switch latency", FormatDuration(out.leaf_switch.latency), "scale_out.switch.latency");
   r.Line("latency, same leaf", FormatDuration(c.network_latency(false)),
@@ -182,9 +186,7 @@ void DescribeNetwork(const emulator::Scenario& scenario, Report& r) {
   };
   r.Line("fidelity", std::string(netmodel::ToString(scenario.fidelity)),
          origin("network.fidelity"));
-  r.Line("routing", flow.routing == netmodel::Routing::kSpray ? "spray" : "ecmp",
-         origin("network.routing"));
-  const netmodel::Topology graph = netmodel::Topology::Build(scenario.cluster, flow.routing);
+  const netmodel::Topology graph = netmodel::Topology::Build(scenario.cluster);
   r.Line("link graph", fmt::format("{} directed links", graph.link_count()),
          "derived: GPU, NIC and leaf-spine links of the cluster");
   for (const netmodel::LinkChange& change : flow.links)

@@ -366,8 +366,9 @@ int RunCollective(const std::vector<std::string>& args, std::ostream& out, std::
       model.Layout(request.ranks).ranks_per_domain == 1 ? "rank" : "ranks", cluster.gpu.name);
   out << fmt::format(
       "# model: {} | algorithm: {} | protocol: {}\n",
-      flow ? std::string("flow (") +
-                 (scenario->flow.routing == netmodel::Routing::kSpray ? "spraying" : "ECMP") + ")"
+      flow ? fmt::format("flow ({} routing, {} QP per connection)",
+                         netmodel::ToString(cluster.scale_out.routing),
+                         cluster.scale_out.qps_per_connection)
            : std::string("analytical"),
       algo_source, proto_source);
   out << "#\n";

@@ -36,6 +36,9 @@ constexpr std::string_view kNic800G = "cx8-800g";
 // A 200G HDR NIC on HDR switches, as in DGX A100 SuperPODs.
 constexpr std::string_view kDefaultSwitch200G = "quantum-hdr";
 constexpr std::string_view kNic200G = "cx6-200g";
+// NCCL accepts at most 128 queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION,
+// src/transport/net_ib.cc NCCL_IB_MAX_QPS).
+constexpr int kMaxQpsPerConnection = 128;
 
 std::string Override(const SourcePos& pos) { return "override " + pos.ToString(); }
 
@@ -451,10 +454,9 @@ class Resolver {
     Record("network.fidelity", fidelity.present ? Override(fidelity.pos) : "default");
     MYRIAD_RETURN_IF_ERROR(r.String("routing", &routing));
     if (routing.present)
-      MYRIAD_RETURN_IF_ERROR(ParseChoice(
-          routing, {{"ecmp", netmodel::Routing::kEcmp}, {"spray", netmodel::Routing::kSpray}},
-          &scenario_.flow.routing));
-    Record("network.routing", routing.present ? Override(routing.pos) : "default");
+      return routing.Error(
+          "routing is a property of the fabric: set cluster.scale_out.routing (\"adaptive\" or "
+          "\"ecmp\") instead");
     std::vector<const TomlNode*> links, background;
     MYRIAD_RETURN_IF_ERROR(r.TableList("links", &links));
     MYRIAD_RETURN_IF_ERROR(r.TableList("background", &background));
@@ -479,7 +481,6 @@ class Resolver {
         return rate.Error(fmt::format("must be 0 (a failed link) or in [{}, 1], got {}",
                                       kMinLinkShare, rate.value));
       netmodel::FlowOptions one;
-      one.routing = scenario_.flow.routing;
       one.links.push_back({name.value, rate.value});
       MYRIAD_RETURN_IF_ERROR(check(*e, one));
       scenario_.flow.links.push_back(one.links.back());
@@ -534,7 +535,6 @@ class Resolver {
           bg.gpus.push_back((first.present ? first.value : 0) + g * step);
       }
       netmodel::FlowOptions one;
-      one.routing = scenario_.flow.routing;
       one.background.push_back(bg);
       MYRIAD_RETURN_IF_ERROR(check(*e, one));
       scenario_.flow.background.push_back(bg);
@@ -915,7 +915,8 @@ class Resolver {
     Result<TableReader> reader =
         TableReader::Open(*table, "cluster.scale_out",
                           {"topology", "nic", "nics_per_node", "switch", "oversubscription",
-                           "nodes_per_leaf", "in_network_reduction", "nic_override"});
+                           "nodes_per_leaf", "in_network_reduction", "nic_override", "fabric",
+                           "routing", "qps_per_connection"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
 
@@ -1007,6 +1008,32 @@ class Resolver {
     MYRIAD_RETURN_IF_ERROR(r.Integer("nodes_per_leaf", &nodes_per_leaf));
     MYRIAD_RETURN_IF_ERROR(AtLeast(nodes_per_leaf, 1));
 
+    // The fabric follows the switch; its routing follows the fabric (InfiniBand routes
+    // adaptively, RoCE hashes each queue pair onto one path).
+    Field<std::string> fabric, routing;
+    MYRIAD_RETURN_IF_ERROR(r.String("fabric", &fabric));
+    out.fabric = out.leaf_switch.fabric;
+    if (fabric.present)
+      MYRIAD_RETURN_IF_ERROR(ParseChoice(fabric,
+                                         {{"infiniband", netmodel::Fabric::kInfiniBand},
+                                          {"ethernet", netmodel::Fabric::kEthernet},
+                                          {"roce", netmodel::Fabric::kEthernet}},
+                                         &out.fabric));
+    MYRIAD_RETURN_IF_ERROR(r.String("routing", &routing));
+    out.routing = out.fabric == netmodel::Fabric::kInfiniBand ? netmodel::Routing::kAdaptive
+                                                                : netmodel::Routing::kEcmp;
+    if (routing.present)
+      MYRIAD_RETURN_IF_ERROR(ParseChoice(
+          routing, {{"adaptive", netmodel::Routing::kAdaptive}, {"ecmp", netmodel::Routing::kEcmp}},
+          &out.routing));
+    Field<int> qps;
+    MYRIAD_RETURN_IF_ERROR(r.Integer("qps_per_connection", &qps));
+    MYRIAD_RETURN_IF_ERROR(AtLeast(qps, 1));
+    if (qps.present && qps.value > kMaxQpsPerConnection)
+      return qps.Error(fmt::format("must be at most {} (NCCL's limit), got {}",
+                                   kMaxQpsPerConnection, qps.value));
+    out.qps_per_connection = qps.present ? qps.value : netmodel::kDefaultQpsPerConnection;
+
     if (none) return Status::Ok();  // nothing below is used without a network
 
     if (rate.present) out.nic.line_rate = rate.value;
@@ -1030,6 +1057,12 @@ class Resolver {
            nodes_per_leaf.present ? Override(nodes_per_leaf.pos) : nodes_per_leaf_origin_);
     Record("scale_out.in_network_reduction",
            reduction.present ? Override(reduction.pos) : "default");
+    Record("scale_out.fabric",
+           fabric.present ? Override(fabric.pos) : "derived: switch " + out.leaf_switch.key);
+    Record("scale_out.routing",
+           routing.present ? Override(routing.pos) : "derived: fabric " + std::string(ToString(out.fabric)));
+    Record("scale_out.qps_per_connection",
+           qps.present ? Override(qps.pos) : "default: NCCL_IB_QPS_PER_CONNECTION");
     return Status::Ok();
   }
 

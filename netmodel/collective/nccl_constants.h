@@ -80,5 +80,8 @@ inline constexpr double kNvlsChunkBytes = 128.0 * 1024;
 // Point-to-point scheduling: peers are served in rounds of (p2p channels / channels per peer)
 // = 32 / 2 = 16 peers (NCCL_MAX_P2P_NCHANNELS, NCCL_NCHANNELS_PER_NET_PEER).
 inline constexpr int kP2pPeersPerRound = 16;
+// Channels (connections) a point-to-point transfer uses to a peer on another node
+// (NCCL_NCHANNELS_PER_NET_PEER default).
+inline constexpr int kP2pChannelsPerNetPeer = 2;
 
 }  // namespace myriad::netmodel::nccl

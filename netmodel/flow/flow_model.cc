@@ -184,7 +184,7 @@ FlowModel::FlowModel(Topology topology) : topology_(std::move(topology)) {}
 
 Result<std::unique_ptr<FlowModel>> FlowModel::Create(const Cluster& cluster,
                                                      const FlowOptions& options) {
-  Topology topology = Topology::Build(cluster, options.routing);
+  Topology topology = Topology::Build(cluster);
   auto matching = [&](const std::string& pattern) -> Result<std::vector<int>> {
     std::vector<int> ids = topology.Match(pattern);
     if (ids.empty())
@@ -252,21 +252,35 @@ Result<std::unique_ptr<FlowModel>> FlowModel::Create(const Cluster& cluster,
 
 Result<std::uint64_t> FlowModel::Launch(double now_us, const std::vector<FlowSpec>& flows,
                                         const CollectiveEstimate& estimate,
-                                        std::uint64_t route_key) {
+                                        std::uint64_t route_key, int connections) {
   const std::uint64_t id = next_id_++;
   Transfer t;
   t.start_us = now_us;
   t.tail_us = estimate.latency_us + estimate.pipeline_fill_us;
   t.uncontended_us = estimate.time_us;
   const double transfer_s = estimate.transfer_us * 1e-6;
+  const bool ecmp = topology_.routing() == Routing::kEcmp;
+  const int subflows =
+      std::max(1, connections) * topology_.cluster().scale_out.qps_per_connection;
+  auto crosses_spine = [&] {
+    return std::any_of(route_.begin(), route_.end(),
+                       [&](int link) { return topology_.IsSpineLink(link); });
+  };
   for (size_t i = 0; i < flows.size(); ++i) {
     const FlowSpec& f = flows[i];
-    MYRIAD_RETURN_IF_ERROR(topology_.Route(f.src, f.dst, route_key * 1000003ULL + i, &route_));
+    const std::uint64_t key = route_key * 1000003ULL + i;
+    MYRIAD_RETURN_IF_ERROR(topology_.Route(f.src, f.dst, key, &route_));
     // Capped at the rate the analytical model gives it: alone, every flow ends with the
     // analytical transfer time unless a link of the graph is narrower.
     const double cap = transfer_s > 0 ? f.bytes / transfer_s : kUnbounded;
-    flow_owner_[network_->Add(now_us * 1e-6, route_, f.bytes, cap)] = id;
-    ++t.flows_left;
+    const int parts = ecmp && subflows > 1 && crosses_spine() ? subflows : 1;
+    for (int part = 0; part < parts; ++part) {
+      if (part > 0)
+        MYRIAD_RETURN_IF_ERROR(topology_.Route(
+            f.src, f.dst, key + static_cast<std::uint64_t>(part) * 0x9e3779b97f4a7c15ULL, &route_));
+      flow_owner_[network_->Add(now_us * 1e-6, route_, f.bytes / parts, cap / parts)] = id;
+      ++t.flows_left;
+    }
   }
   if (t.flows_left == 0) {
     ready_.push_back({id, now_us + estimate.time_us, estimate.time_us, estimate.time_us});
@@ -284,8 +298,10 @@ Result<std::uint64_t> FlowModel::Start(double now_us, const CollectiveRequest& r
   // call (collisions persist, as on a real fabric), whatever else ran before.
   std::uint64_t key = 1469598103934665603ULL;  // FNV-1a over the GPUs
   for (int gpu : gpus) key = (key ^ static_cast<std::uint64_t>(gpu)) * 1099511628211ULL;
+  // Each of a collective's channels is a connection of its own between two domains.
+  const int per_domain = std::max(1, std::min(request.ranks, topology_.cluster().scale_up.domain_size));
   return Launch(now_us, CollectiveTraffic(topology_.cluster(), request, estimate, gpus), estimate,
-                key);
+                key, estimate.channels / per_domain);
 }
 
 Result<std::uint64_t> FlowModel::StartSend(double now_us, int src, int dst, double bytes,
@@ -294,7 +310,8 @@ Result<std::uint64_t> FlowModel::StartSend(double now_us, int src, int dst, doub
   std::vector<FlowSpec> flows;
   if (src != dst && bytes > 0) flows.push_back({src, dst, bytes / eff});
   return Launch(now_us, flows, estimate,
-                (static_cast<std::uint64_t>(src) << 32) ^ static_cast<std::uint64_t>(dst));
+                (static_cast<std::uint64_t>(src) << 32) ^ static_cast<std::uint64_t>(dst),
+                nccl::kP2pChannelsPerNetPeer);
 }
 
 double FlowModel::NextEventUs() {

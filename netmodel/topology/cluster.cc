@@ -30,6 +30,26 @@ std::string_view ToString(ScaleOutTopology topology) {
   return "?";
 }
 
+std::string_view ToString(Fabric fabric) {
+  switch (fabric) {
+    case Fabric::kInfiniBand:
+      return "infiniband";
+    case Fabric::kEthernet:
+      return "ethernet";
+  }
+  return "?";
+}
+
+std::string_view ToString(Routing routing) {
+  switch (routing) {
+    case Routing::kEcmp:
+      return "ecmp";
+    case Routing::kAdaptive:
+      return "adaptive";
+  }
+  return "?";
+}
+
 double Cluster::scale_out_bandwidth_per_gpu() const {
   if (scale_out.topology == ScaleOutTopology::kNone || gpus_per_node == 0) return 0;
   return scale_out.nics_per_node * nic_data_bandwidth() / gpus_per_node;
@@ -79,6 +99,8 @@ Status Cluster::Validate() const {
       return invalid("cluster.scale_out.oversubscription must be at least 1.0");
     if (scale_out.nodes_per_leaf < 1)
       return invalid("cluster.scale_out.nodes_per_leaf must be at least 1");
+    if (scale_out.qps_per_connection < 1)
+      return invalid("cluster.scale_out.qps_per_connection must be at least 1");
     if (scale_out.in_network_reduction && !scale_out.leaf_switch.in_network_reduction)
       return invalid("cluster.scale_out.in_network_reduction = true, but switch '" +
                      scale_out.leaf_switch.key + "' has none");

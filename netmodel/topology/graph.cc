@@ -23,13 +23,14 @@ std::uint64_t Mix(std::uint64_t x) {
 int Topology::AddLink(std::string name, double capacity, double latency) {
   links_.push_back({std::move(name), capacity, latency, capacity});
   failed_.push_back(false);
+  spine_.push_back(false);
   return static_cast<int>(links_.size()) - 1;
 }
 
-Topology Topology::Build(const Cluster& cluster, Routing routing) {
+Topology Topology::Build(const Cluster& cluster) {
   Topology t;
   t.cluster_ = cluster;
-  t.routing_ = routing;
+  const Routing routing = cluster.scale_out.routing;
   const int gpus = cluster.total_gpus();
   const double up_bw = cluster.scale_up.data_bandwidth();
   const double up_latency = cluster.scale_up.latency / 2;  // GPU to switch, switch to GPU
@@ -68,10 +69,10 @@ Topology Topology::Build(const Cluster& cluster, Routing routing) {
   }
   if (t.leaves_ <= 1) return t;
   // Uplinks carry the downlinks' capacity divided by the oversubscription, one per spine
-  // (ECMP) or as one trunk (spraying).
+  // (ECMP) or as one trunk (adaptive routing).
   const double uplink_total = downlinks * nic_bw / out.oversubscription;
   const int spines = std::max(1, static_cast<int>(std::lround(downlinks / out.oversubscription)));
-  t.uplinks_ = routing == Routing::kSpray ? 1 : spines;
+  t.uplinks_ = routing == Routing::kAdaptive ? 1 : spines;
   t.spines_ = spines;
   const double uplink_bw = uplink_total / t.uplinks_;
   const double switch_latency = out.leaf_switch.latency;
@@ -80,7 +81,9 @@ Topology Topology::Build(const Cluster& cluster, Routing routing) {
       const std::string name = "leaf" + std::to_string(leaf);
       t.up_.push_back(t.AddLink(name + ".up" + std::to_string(u), uplink_bw, switch_latency));
       t.down_.push_back(t.AddLink(name + ".down" + std::to_string(u), uplink_bw, switch_latency));
-      if (routing == Routing::kSpray)
+      t.spine_[static_cast<size_t>(t.up_.back())] = true;
+      t.spine_[static_cast<size_t>(t.down_.back())] = true;
+      if (routing == Routing::kAdaptive)
         t.trunk_.insert(t.trunk_.end(), {t.up_.back(), t.down_.back()});
     }
   return t;
@@ -92,6 +95,8 @@ std::vector<int> Topology::Match(const std::string& pattern) const {
     if (GlobMatch(pattern, links_[static_cast<size_t>(id)].name)) ids.push_back(id);
   return ids;
 }
+
+bool Topology::IsSpineLink(int id) const { return spine_[static_cast<size_t>(id)]; }
 
 void Topology::Degrade(int id, double fraction) {
   links_[static_cast<size_t>(id)].capacity *= fraction;
@@ -172,7 +177,7 @@ Status Topology::Route(int src, int dst, std::uint64_t key, std::vector<int>* li
   const int leaf_a = Leaf(from), leaf_b = Leaf(to);
   if (leaf_a != leaf_b) {
     // The spine: hashed (ECMP) over the spines whose links up from leaf_a and down to leaf_b
-    // both work, or the trunk (spraying).
+    // both work, or the trunk (adaptive routing).
     const auto first = static_cast<int>(
         Mix(key ^ (static_cast<std::uint64_t>(src) << 32) ^ static_cast<std::uint64_t>(dst)) %
         static_cast<std::uint64_t>(uplinks_));

@@ -132,6 +132,36 @@ TEST(FlowModelTest, UncontendedCollectivesTakeTheAnalyticalTime) {
   }
 }
 
+// On an adaptively routed fabric (InfiniBand, the default of the bundled Quantum switches)
+// every algorithm's traffic spreads over the spines, so the flow model agrees with the
+// analytical one at any scale: 128 nodes (4 leaves per rail) and 2,048 (64 leaves per rail).
+TEST(FlowModelTest, AdaptiveRoutingMatchesTheAnalyticalModelAtAnyScale) {
+  AlgorithmSet ring, tree, nvls_tree;
+  ring.insert(Algorithm::kRing);
+  tree.insert(Algorithm::kTree);
+  nvls_tree.insert(Algorithm::kNvlsTree);
+  for (int nodes : {128, 2048}) {
+    const Cluster c = DgxCluster("h100-sxm", nodes);
+    ASSERT_EQ(c.scale_out.routing, Routing::kAdaptive);
+    const std::vector<int> all = Range(0, nodes * 8);
+    std::vector<std::pair<Job, AlgorithmSet>> jobs = {
+        {MakeJob(CollectiveOp::kAllReduce, 8 * kGiB, all), ring},
+        {MakeJob(CollectiveOp::kAllReduce, 8 * kGiB, all), tree},
+        {MakeJob(CollectiveOp::kAllReduce, 8 * kGiB, all), nvls_tree},
+        {MakeJob(CollectiveOp::kReduceScatter, 8 * kGiB, all), ring},
+        {MakeJob(CollectiveOp::kAllGather, 2 * kGiB, all), ring},
+        {MakeJob(CollectiveOp::kAllReduce, kGiB, Range(0, nodes, 8)), AlgorithmSet::All()}};
+    for (auto& [job, algorithms] : jobs) {
+      job.request.algorithms = algorithms;
+      double analytical = 0;
+      const double flow = Alone(c, job, &analytical);
+      EXPECT_NEAR(flow / analytical, 1.0, 0.05)
+          << nodes << " nodes, " << ToString(job.request.op) << " on " << job.gpus.size()
+          << " GPUs: flow " << flow << " us, analytical " << analytical;
+    }
+  }
+}
+
 // Two 2-node AllReduces of different communicators on the same GPUs (so the same NICs) each
 // take twice as long as alone; on GPUs of other NICs, no slowdown.
 TEST(FlowModelTest, SharedNicHalvesEachDisjointNicsDoNot) {
@@ -167,17 +197,15 @@ TEST(FlowModelTest, OversubscriptionHalvesCrossRackRingsNotRails) {
   Job job = MakeJob(CollectiveOp::kAllReduce, 8 * kGiB, striped);
   job.request.algorithms = AlgorithmSet();
   job.request.algorithms.insert(Algorithm::kRing);
-  FlowOptions spray;
-  spray.routing = Routing::kSpray;
-  const double full = Alone(clos(1.0), job, nullptr, spray);
-  const double half = Alone(clos(2.0), job, nullptr, spray);
+  const double full = Alone(clos(1.0), job);  // adaptive routing, the cluster's default
+  const double half = Alone(clos(2.0), job);
   EXPECT_NEAR(full / half, 0.5, 0.05);  // busbw ratio, within 10% of a half
 
   Cluster rails = DgxCluster("h100-sxm", 16);
   rails.scale_out.nodes_per_leaf = 16;
   rails.scale_out.oversubscription = 2.0;
   double analytical = 0;
-  const double in_rails = Alone(rails, job, &analytical, spray);
+  const double in_rails = Alone(rails, job, &analytical);
   EXPECT_NEAR(in_rails / analytical, 1.0, 0.05);
 }
 
@@ -200,20 +228,48 @@ TEST(FlowModelTest, AllToAllTendsToThePerNicRate) {
   EXPECT_NEAR(previous / nic, 1.0, 0.1);
 }
 
-// ECMP hashes flows onto spines and some collide; spraying spreads them evenly, and so is
-// never slower.
-TEST(FlowModelTest, EcmpCollisionsCostWhatSprayingAvoids) {
+// ECMP hashes each connection onto one spine and some collide; adaptive routing spreads them
+// evenly, and so is never slower. More queue pairs per connection spread ECMP's load.
+TEST(FlowModelTest, EcmpCollisionsCostWhatAdaptiveRoutingAvoids) {
+  Cluster adaptive = DgxCluster("h100-sxm", 16);
+  adaptive.scale_out.topology = ScaleOutTopology::kClos;
+  adaptive.scale_out.nodes_per_leaf = 4;
+  Cluster ecmp = adaptive;
+  ecmp.scale_out.routing = Routing::kEcmp;
+  const Job job = MakeJob(CollectiveOp::kAllToAll, 8 * kGiB, Range(0, 128));
+  const double hashed = Alone(ecmp, job);
+  const double spread = Alone(adaptive, job);
+  EXPECT_GT(hashed, spread * 1.05);
+  // Deterministic: the same run gives the same time.
+  EXPECT_EQ(Alone(ecmp, job), hashed);
+}
+
+// A ring whose node order crosses the spine at every hop (a Clos of 4 nodes per leaf, ranks
+// striped over the leaves): under ECMP each node's 8 rails x channels x QPs connections hash
+// onto 32 spines and collide; with more QPs per connection the load evens out towards what
+// adaptive routing achieves (the analytical time).
+TEST(FlowModelTest, MoreQueuePairsPerConnectionSoftenEcmpCollisions) {
   Cluster c = DgxCluster("h100-sxm", 16);
   c.scale_out.topology = ScaleOutTopology::kClos;
   c.scale_out.nodes_per_leaf = 4;
-  const Job job = MakeJob(CollectiveOp::kAllToAll, 8 * kGiB, Range(0, 128));
-  FlowOptions ecmp, spray;
-  spray.routing = Routing::kSpray;
-  const double hashed = Alone(c, job, nullptr, ecmp);
-  const double sprayed = Alone(c, job, nullptr, spray);
-  EXPECT_GT(hashed, sprayed * 1.05);
-  // Deterministic: the same run gives the same time.
-  EXPECT_EQ(Alone(c, job, nullptr, ecmp), hashed);
+  std::vector<int> striped;
+  for (int r = 0; r < 4; ++r)
+    for (int leaf = 0; leaf < 4; ++leaf)
+      for (int g = 0; g < 8; ++g) striped.push_back((leaf * 4 + r) * 8 + g);
+  Job job = MakeJob(CollectiveOp::kAllGather, 2 * kGiB, striped);
+  job.request.algorithms = AlgorithmSet();
+  job.request.algorithms.insert(Algorithm::kRing);
+  double analytical = 0;
+  const double adaptive = Alone(c, job, &analytical);
+  EXPECT_NEAR(adaptive / analytical, 1.0, 0.05);
+  c.scale_out.routing = Routing::kEcmp;
+  c.scale_out.qps_per_connection = 1;
+  const double one_qp = Alone(c, job);
+  c.scale_out.qps_per_connection = 16;
+  const double many_qps = Alone(c, job);
+  EXPECT_GT(one_qp, adaptive * 1.2);
+  EXPECT_LT(many_qps, one_qp);
+  EXPECT_GE(many_qps, adaptive * 0.999);
 }
 
 // A NIC at half rate doubles a collective that relies on it; a failed spine uplink reroutes
@@ -244,6 +300,7 @@ TEST(FlowModelTest, DegradedAndFailedLinks) {
   Cluster clos = DgxCluster("h100-sxm", 8);
   clos.scale_out.topology = ScaleOutTopology::kClos;
   clos.scale_out.nodes_per_leaf = 4;
+  clos.scale_out.routing = Routing::kEcmp;
   FlowOptions spine_down;
   spine_down.links.push_back({"leaf0.up*", 0});
   auto none = FlowModel::Create(clos, spine_down);
@@ -270,11 +327,9 @@ TEST(FlowModelTest, BackgroundTraffic) {
   c.scale_out.topology = ScaleOutTopology::kClos;
   c.scale_out.nodes_per_leaf = 4;
   const Job cross = MakeJob(CollectiveOp::kSendRecv, 4 * kGiB, {0, 32});
-  FlowOptions spray;
-  spray.routing = Routing::kSpray;
-  const double alone = Alone(c, cross, nullptr, spray);
+  const double alone = Alone(c, cross);
   // One flow alone does not fill a trunk: load it enough that its share drops below a NIC.
-  FlowOptions loaded = spray;
+  FlowOptions loaded;
   BackgroundTraffic load;
   load.links = "leaf*.up*";
   load.load = 0.99;

@@ -123,7 +123,11 @@ TEST_F(ScenarioTest, ProvenanceListsEveryResolvedValueInDisplayOrder) {
       ElementsAre("scale_out.topology", "scale_out.nic", "scale_out.nic.rate",
                   "scale_out.nic.efficiency", "scale_out.nic.latency", "scale_out.nics_per_node",
                   "scale_out.switch", "scale_out.switch.latency", "scale_out.oversubscription",
-                  "scale_out.nodes_per_leaf", "scale_out.in_network_reduction"));
+                  "scale_out.nodes_per_leaf", "scale_out.in_network_reduction",
+                  "scale_out.fabric", "scale_out.routing", "scale_out.qps_per_connection"));
+  EXPECT_EQ(many.Origin("scale_out.fabric"), "derived: switch quantum-2");
+  EXPECT_EQ(many.Origin("scale_out.routing"), "derived: fabric infiniband");
+  EXPECT_EQ(many.cluster.scale_out.routing, netmodel::Routing::kAdaptive);
   EXPECT_EQ(many.Origin("scale_out.topology"), At("many.toml", 7, 12));
   EXPECT_EQ(many.Origin("scale_out.nic"), At("many.toml", 8, 7));
   EXPECT_EQ(many.Origin("scale_out.nic.rate"), "catalog cx7-400g");
@@ -311,6 +315,31 @@ TEST_F(ScenarioTest, NodesPerLeafCannotExceedNodes) {
                                         "nodes_per_leaf = 8\n")),
             At("n.toml", 9, 18) +
                 ": cluster.scale_out.nodes_per_leaf: must not exceed cluster.nodes (4), got 8");
+}
+
+// InfiniBand switches route adaptively, Ethernet ones hash each queue pair (ECMP); either can
+// be set, and routing is no longer a [network] key.
+TEST_F(ScenarioTest, FabricDecidesRoutingUnlessSet) {
+  const std::string rail = "topology = \"rail-optimized\"\nnic = \"cx7-400g\"\n";
+  const Scenario ib = Load("ib.toml", H100Cluster(64, rail));
+  EXPECT_EQ(ib.cluster.scale_out.fabric, netmodel::Fabric::kInfiniBand);
+  EXPECT_EQ(ib.cluster.scale_out.routing, netmodel::Routing::kAdaptive);
+  EXPECT_EQ(ib.cluster.scale_out.qps_per_connection, 1);
+  const Scenario eth = Load("eth.toml", H100Cluster(64, rail + "switch = \"ethernet-400g\"\n"));
+  EXPECT_EQ(eth.cluster.scale_out.fabric, netmodel::Fabric::kEthernet);
+  EXPECT_EQ(eth.cluster.scale_out.routing, netmodel::Routing::kEcmp);
+  const Scenario set = Load(
+      "set.toml", H100Cluster(64, rail + "fabric = \"roce\"\nrouting = \"adaptive\"\n"
+                                         "qps_per_connection = 4\n"));
+  EXPECT_EQ(set.cluster.scale_out.fabric, netmodel::Fabric::kEthernet);
+  EXPECT_EQ(set.cluster.scale_out.routing, netmodel::Routing::kAdaptive);
+  EXPECT_EQ(set.cluster.scale_out.qps_per_connection, 4);
+  EXPECT_EQ(Error("q.toml", H100Cluster(64, rail + "qps_per_connection = 0\n")),
+            At("q.toml", 9, 22) + ": cluster.scale_out.qps_per_connection: must be at least 1, got 0");
+  EXPECT_NE(Error("r.toml", H100Cluster(64, rail) + "[network]\nrouting = \"ecmp\"\n")
+                .find("network.routing: routing is a property of the fabric: set "
+                      "cluster.scale_out.routing"),
+            std::string::npos);
 }
 
 TEST_F(ScenarioTest, Cx8DefaultsToAnXdrSwitch) {

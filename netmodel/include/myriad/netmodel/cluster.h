@@ -22,8 +22,23 @@ enum class ScaleOutTopology {
   kClos,           // two-tier leaf/spine, leaves may be oversubscribed
 };
 
+// How a leaf spreads traffic over its spines.
+enum class Routing {
+  // Each connection (queue pair) takes one spine, chosen by a hash of its addresses: flows can
+  // collide on one uplink while others idle (RoCE/Ethernet ECMP).
+  kEcmp,
+  // Packets go to the least loaded spine (InfiniBand adaptive routing, per-packet spraying): a
+  // leaf's uplinks behave as one trunk of their total capacity.
+  kAdaptive,
+};
+
 std::string_view ToString(ScaleUpKind kind);
 std::string_view ToString(ScaleOutTopology topology);
+std::string_view ToString(Routing routing);
+
+// NCCL's default number of queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION = 1, NCCL
+// environment variable documentation); each is hashed on its own under ECMP.
+inline constexpr int kDefaultQpsPerConnection = 1;
 
 struct ScaleUp {
   ScaleUpKind kind = ScaleUpKind::kNvSwitch;
@@ -43,6 +58,9 @@ struct ScaleOut {
   double oversubscription = 1.0;  // leaf downlink : uplink capacity
   int nodes_per_leaf = 0;         // nodes whose NICs (of one rail) share a leaf
   bool in_network_reduction = false;
+  Fabric fabric = Fabric::kInfiniBand;
+  Routing routing = Routing::kAdaptive;
+  int qps_per_connection = kDefaultQpsPerConnection;  // NCCL_IB_QPS_PER_CONNECTION
 };
 
 // The most GPUs a cluster may have: ten times the largest clusters built (about 100,000

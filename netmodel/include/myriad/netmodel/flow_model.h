@@ -42,8 +42,9 @@ struct BackgroundTraffic {
   std::vector<int> gpus;
 };
 
+// The routing (ECMP or adaptive) and queue pairs per connection come from the cluster's
+// scale_out.
 struct FlowOptions {
-  Routing routing = Routing::kEcmp;
   std::vector<LinkChange> links;
   std::vector<BackgroundTraffic> background;
 };
@@ -99,9 +100,12 @@ class FlowModel {
     int flows_left = 0;
   };
   FlowModel(Topology topology);
-  // `route_key` picks the flows' ECMP paths (with each flow's index).
+  // `route_key` picks the flows' ECMP paths (with each flow's index). Under ECMP a flow that
+  // crosses a spine is `connections` x queue pairs per connection subflows, each hashed on
+  // its own, as NCCL's channels and QPs are.
   Result<std::uint64_t> Launch(double now_us, const std::vector<FlowSpec>& flows,
-                               const CollectiveEstimate& estimate, std::uint64_t route_key);
+                               const CollectiveEstimate& estimate, std::uint64_t route_key,
+                               int connections);
 
   Topology topology_;
   std::unique_ptr<FlowNetwork> network_;

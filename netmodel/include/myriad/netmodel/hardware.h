@@ -47,6 +47,14 @@ struct NicSpec {
   int pcie_generation = 0;
 };
 
+// The scale-out fabric's technology, which decides how it routes by default.
+enum class Fabric {
+  kInfiniBand,  // InfiniBand (Quantum switches): adaptive routing
+  kEthernet,    // RoCE over Ethernet: static ECMP hashing
+};
+
+std::string_view ToString(Fabric fabric);
+
 struct SwitchSpec {
   std::string key;
   std::string name;
@@ -54,6 +62,7 @@ struct SwitchSpec {
   double port_rate = 0;               // bytes/s per direction
   double latency = 0;                 // port-to-port, seconds
   bool in_network_reduction = false;  // SHARP-capable
+  Fabric fabric = Fabric::kInfiniBand;
 };
 
 // Catalog look-ups. The error names the key and lists the known ones.

@@ -3,7 +3,7 @@
 // leaf <-> spine. Routes between GPUs follow NCCL's paths (NVLink inside a scale-up domain;
 // across domains the NIC of the GPU's rail, reached over NVLink from another GPU when the
 // destination is on another rail, as NCCL's PXN does) and spread over the spines by ECMP or
-// by spraying. docs/network.md describes the graph, the link names and the routing.
+// by adaptive routing (the cluster's scale_out.routing). docs/network.md describes the graph, the link names and the routing.
 #pragma once
 
 #include <cstdint>
@@ -15,15 +15,6 @@
 
 namespace myriad::netmodel {
 
-enum class Routing {
-  // Each flow takes one spine, chosen by a deterministic hash of (source GPU, destination GPU,
-  // flow key): flows can collide on one uplink while others idle, as on real fabrics.
-  kEcmp,
-  // Each flow spreads evenly over all spines (per-packet spraying, adaptive routing): a leaf's
-  // uplinks behave as one trunk of their total capacity.
-  kSpray,
-};
-
 struct Link {
   std::string name;     // "gpu3.tx", "nic17.rx", "leaf5.up2", "leaf5.down2" (docs/network.md)
   double capacity = 0;  // bytes/s, data rate
@@ -33,19 +24,21 @@ struct Link {
 
 class Topology {
  public:
-  // The graph of `cluster` (which must be valid).
-  static Topology Build(const Cluster& cluster, Routing routing);
+  // The graph of `cluster` (which must be valid), routed as its scale_out.routing says.
+  static Topology Build(const Cluster& cluster);
 
   int link_count() const { return static_cast<int>(links_.size()); }
   const Link& link(int id) const { return links_[static_cast<size_t>(id)]; }
   const Cluster& cluster() const { return cluster_; }
-  Routing routing() const { return routing_; }
+  Routing routing() const { return cluster_.scale_out.routing; }
+  // Whether link `id` joins a leaf to a spine (either direction).
+  bool IsSpineLink(int id) const;
   // Links whose name matches `pattern` ('*' matches any run of characters).
   std::vector<int> Match(const std::string& pattern) const;
   // Runs link `id` at `fraction` (0 < fraction <= 1) of its present capacity: changes
   // compound (a link at half rate with 30% background load keeps 35% of its nominal).
   void Degrade(int id, double fraction);
-  // Removes link `id`: ECMP stops choosing it; a trunk (spraying) loses one spine's share of
+  // Removes link `id`: ECMP stops choosing it; a trunk (adaptive routing) loses one spine's share of
   // its capacity (and fails with the last); a route that has no alternative fails with an
   // error naming the link.
   void Fail(int id);
@@ -62,13 +55,13 @@ class Topology {
   int GpuOfRail(int node, int rail_gpu) const;  // the GPU of `node` with local index `rail_gpu`
 
   Cluster cluster_;
-  Routing routing_ = Routing::kEcmp;
   std::vector<Link> links_;
   std::vector<bool> failed_;
+  std::vector<bool> spine_;  // leaf <-> spine links
   int leaves_ = 0;
-  int uplinks_ = 0;         // per leaf (1 when spraying: the trunk)
+  int uplinks_ = 0;         // per leaf (1 when routing adaptively: the trunk)
   int spines_ = 0;          // spines a leaf reaches (a trunk spans them all)
-  std::vector<int> trunk_;  // spraying: the up/down trunk links
+  std::vector<int> trunk_;  // adaptive routing: the up/down trunk links
   // Link ids: gpu_tx_[g], gpu_rx_[g], nic_tx_[n], nic_rx_[n], up_[leaf * uplinks_ + u] (leaf to
   // spine u), down_[leaf * uplinks_ + u] (spine u to leaf).
   std::vector<int> gpu_tx_, gpu_rx_, nic_tx_, nic_rx_, up_, down_;
