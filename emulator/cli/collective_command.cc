@@ -364,13 +364,12 @@ int RunCollective(const std::vector<std::string>& args, std::ostream& out, std::
       (request.ranks + cluster.gpus_per_node - 1) / cluster.gpus_per_node,
       model.Layout(request.ranks).domains, model.Layout(request.ranks).ranks_per_domain,
       model.Layout(request.ranks).ranks_per_domain == 1 ? "rank" : "ranks", cluster.gpu.name);
-  out << fmt::format(
-      "# model: {} | algorithm: {} | protocol: {}\n",
-      flow ? fmt::format("flow ({} routing, {} QP per connection)",
-                         netmodel::ToString(cluster.scale_out.routing),
-                         cluster.scale_out.qps_per_connection)
-           : std::string("analytical"),
-      algo_source, proto_source);
+  out << fmt::format("# model: {} | algorithm: {} | protocol: {}\n",
+                     flow ? fmt::format("flow ({} routing, {} QP per connection)",
+                                        netmodel::ToString(cluster.scale_out.routing),
+                                        cluster.scale_out.qps_per_connection)
+                          : std::string("analytical"),
+                     algo_source, proto_source);
   out << "#\n";
   out << fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>6} {:>10} {:>7} {:>7}  {:<13} {:<6} {:>3}\n",
                      "size", "count", "type", "redop", "root", "time", "algbw", "busbw",

@@ -912,11 +912,10 @@ class Resolver {
       Record("scale_out.topology", "default");
       return Status::Ok();
     }
-    Result<TableReader> reader =
-        TableReader::Open(*table, "cluster.scale_out",
-                          {"topology", "nic", "nics_per_node", "switch", "oversubscription",
-                           "nodes_per_leaf", "in_network_reduction", "nic_override", "fabric",
-                           "routing", "qps_per_connection"});
+    Result<TableReader> reader = TableReader::Open(
+        *table, "cluster.scale_out",
+        {"topology", "nic", "nics_per_node", "switch", "oversubscription", "nodes_per_leaf",
+         "in_network_reduction", "nic_override", "fabric", "routing", "qps_per_connection"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
 
@@ -1021,7 +1020,7 @@ class Resolver {
                                          &out.fabric));
     MYRIAD_RETURN_IF_ERROR(r.String("routing", &routing));
     out.routing = out.fabric == netmodel::Fabric::kInfiniBand ? netmodel::Routing::kAdaptive
-                                                                : netmodel::Routing::kEcmp;
+                                                              : netmodel::Routing::kEcmp;
     if (routing.present)
       MYRIAD_RETURN_IF_ERROR(ParseChoice(
           routing, {{"adaptive", netmodel::Routing::kAdaptive}, {"ecmp", netmodel::Routing::kEcmp}},
@@ -1059,8 +1058,9 @@ class Resolver {
            reduction.present ? Override(reduction.pos) : "default");
     Record("scale_out.fabric",
            fabric.present ? Override(fabric.pos) : "derived: switch " + out.leaf_switch.key);
-    Record("scale_out.routing",
-           routing.present ? Override(routing.pos) : "derived: fabric " + std::string(ToString(out.fabric)));
+    Record("scale_out.routing", routing.present
+                                    ? Override(routing.pos)
+                                    : "derived: fabric " + std::string(ToString(out.fabric)));
     Record("scale_out.qps_per_connection",
            qps.present ? Override(qps.pos) : "default: NCCL_IB_QPS_PER_CONNECTION");
     return Status::Ok();

@@ -39,19 +39,23 @@ NicSpec Cx8() {
 // Quantum-2 (QM9700): 64 ports of NDR 400G; Quantum-X800: 144 ports of XDR 800G;
 // both with SHARP in-network reduction (NVIDIA product briefs).
 SwitchSpec Quantum2() {
-  return {"quantum-2", "NVIDIA Quantum-2 NDR", 64, 400 * kGbps, kSwitchLatency, true, Fabric::kInfiniBand};
+  return {"quantum-2", "NVIDIA Quantum-2 NDR", 64, 400 * kGbps, kSwitchLatency,
+          true,        Fabric::kInfiniBand};
 }
 SwitchSpec QuantumX800() {
-  return {"quantum-x800", "NVIDIA Quantum-X800 XDR", 144, 800 * kGbps, kSwitchLatency, true, Fabric::kInfiniBand};
+  return {"quantum-x800", "NVIDIA Quantum-X800 XDR", 144, 800 * kGbps, kSwitchLatency,
+          true,           Fabric::kInfiniBand};
 }
 // Quantum (QM8700/QM8790): 40 ports of HDR 200G with SHARP v2 (NVIDIA Quantum HDR product
 // brief); the leaf and spine switches of DGX A100 SuperPODs such as Selene.
 SwitchSpec QuantumHdr() {
-  return {"quantum-hdr", "NVIDIA Quantum HDR (QM8700)", 40, 200 * kGbps, kSwitchLatency, true, Fabric::kInfiniBand};
+  return {"quantum-hdr",      "NVIDIA Quantum HDR (QM8700)", 40, 200 * kGbps, kSwitchLatency, true,
+          Fabric::kInfiniBand};
 }
 // A generic 64-port 400G Ethernet switch without in-network reduction.
 SwitchSpec Ethernet400() {
-  return {"ethernet-400g", "64-port 400G Ethernet", 64, 400 * kGbps, kSwitchLatency, false, Fabric::kEthernet};
+  return {"ethernet-400g", "64-port 400G Ethernet", 64, 400 * kGbps, kSwitchLatency,
+          false,           Fabric::kEthernet};
 }
 
 const std::array<NicSpec, 3>& Nics() {

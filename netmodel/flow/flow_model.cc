@@ -251,8 +251,8 @@ Result<std::unique_ptr<FlowModel>> FlowModel::Create(const Cluster& cluster,
 }
 
 Result<std::uint64_t> FlowModel::Launch(double now_us, const std::vector<FlowSpec>& flows,
-                                        const CollectiveEstimate& estimate,
-                                        std::uint64_t route_key, int connections) {
+                                        const CollectiveEstimate& estimate, std::uint64_t route_key,
+                                        int connections) {
   const std::uint64_t id = next_id_++;
   Transfer t;
   t.start_us = now_us;
@@ -260,8 +260,7 @@ Result<std::uint64_t> FlowModel::Launch(double now_us, const std::vector<FlowSpe
   t.uncontended_us = estimate.time_us;
   const double transfer_s = estimate.transfer_us * 1e-6;
   const bool ecmp = topology_.routing() == Routing::kEcmp;
-  const int subflows =
-      std::max(1, connections) * topology_.cluster().scale_out.qps_per_connection;
+  const int subflows = std::max(1, connections) * topology_.cluster().scale_out.qps_per_connection;
   auto crosses_spine = [&] {
     return std::any_of(route_.begin(), route_.end(),
                        [&](int link) { return topology_.IsSpineLink(link); });
@@ -299,7 +298,8 @@ Result<std::uint64_t> FlowModel::Start(double now_us, const CollectiveRequest& r
   std::uint64_t key = 1469598103934665603ULL;  // FNV-1a over the GPUs
   for (int gpu : gpus) key = (key ^ static_cast<std::uint64_t>(gpu)) * 1099511628211ULL;
   // Each of a collective's channels is a connection of its own between two domains.
-  const int per_domain = std::max(1, std::min(request.ranks, topology_.cluster().scale_up.domain_size));
+  const int per_domain =
+      std::max(1, std::min(request.ranks, topology_.cluster().scale_up.domain_size));
   return Launch(now_us, CollectiveTraffic(topology_.cluster(), request, estimate, gpus), estimate,
                 key, estimate.channels / per_domain);
 }

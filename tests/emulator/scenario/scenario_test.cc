@@ -123,8 +123,8 @@ TEST_F(ScenarioTest, ProvenanceListsEveryResolvedValueInDisplayOrder) {
       ElementsAre("scale_out.topology", "scale_out.nic", "scale_out.nic.rate",
                   "scale_out.nic.efficiency", "scale_out.nic.latency", "scale_out.nics_per_node",
                   "scale_out.switch", "scale_out.switch.latency", "scale_out.oversubscription",
-                  "scale_out.nodes_per_leaf", "scale_out.in_network_reduction",
-                  "scale_out.fabric", "scale_out.routing", "scale_out.qps_per_connection"));
+                  "scale_out.nodes_per_leaf", "scale_out.in_network_reduction", "scale_out.fabric",
+                  "scale_out.routing", "scale_out.qps_per_connection"));
   EXPECT_EQ(many.Origin("scale_out.fabric"), "derived: switch quantum-2");
   EXPECT_EQ(many.Origin("scale_out.routing"), "derived: fabric infiniband");
   EXPECT_EQ(many.cluster.scale_out.routing, netmodel::Routing::kAdaptive);
@@ -328,14 +328,15 @@ TEST_F(ScenarioTest, FabricDecidesRoutingUnlessSet) {
   const Scenario eth = Load("eth.toml", H100Cluster(64, rail + "switch = \"ethernet-400g\"\n"));
   EXPECT_EQ(eth.cluster.scale_out.fabric, netmodel::Fabric::kEthernet);
   EXPECT_EQ(eth.cluster.scale_out.routing, netmodel::Routing::kEcmp);
-  const Scenario set = Load(
-      "set.toml", H100Cluster(64, rail + "fabric = \"roce\"\nrouting = \"adaptive\"\n"
-                                         "qps_per_connection = 4\n"));
+  const Scenario set =
+      Load("set.toml", H100Cluster(64, rail + "fabric = \"roce\"\nrouting = \"adaptive\"\n"
+                                              "qps_per_connection = 4\n"));
   EXPECT_EQ(set.cluster.scale_out.fabric, netmodel::Fabric::kEthernet);
   EXPECT_EQ(set.cluster.scale_out.routing, netmodel::Routing::kAdaptive);
   EXPECT_EQ(set.cluster.scale_out.qps_per_connection, 4);
-  EXPECT_EQ(Error("q.toml", H100Cluster(64, rail + "qps_per_connection = 0\n")),
-            At("q.toml", 9, 22) + ": cluster.scale_out.qps_per_connection: must be at least 1, got 0");
+  EXPECT_EQ(
+      Error("q.toml", H100Cluster(64, rail + "qps_per_connection = 0\n")),
+      At("q.toml", 9, 22) + ": cluster.scale_out.qps_per_connection: must be at least 1, got 0");
   EXPECT_NE(Error("r.toml", H100Cluster(64, rail) + "[network]\nrouting = \"ecmp\"\n")
                 .find("network.routing: routing is a property of the fabric: set "
                       "cluster.scale_out.routing"),

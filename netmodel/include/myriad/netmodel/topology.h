@@ -3,7 +3,8 @@
 // leaf <-> spine. Routes between GPUs follow NCCL's paths (NVLink inside a scale-up domain;
 // across domains the NIC of the GPU's rail, reached over NVLink from another GPU when the
 // destination is on another rail, as NCCL's PXN does) and spread over the spines by ECMP or
-// by adaptive routing (the cluster's scale_out.routing). docs/network.md describes the graph, the link names and the routing.
+// by adaptive routing (the cluster's scale_out.routing). docs/network.md describes the graph, the
+// link names and the routing.
 #pragma once
 
 #include <cstdint>
@@ -38,9 +39,9 @@ class Topology {
   // Runs link `id` at `fraction` (0 < fraction <= 1) of its present capacity: changes
   // compound (a link at half rate with 30% background load keeps 35% of its nominal).
   void Degrade(int id, double fraction);
-  // Removes link `id`: ECMP stops choosing it; a trunk (adaptive routing) loses one spine's share of
-  // its capacity (and fails with the last); a route that has no alternative fails with an
-  // error naming the link.
+  // Removes link `id`: ECMP stops choosing it; a trunk (adaptive routing) loses one spine's share
+  // of its capacity (and fails with the last); a route that has no alternative fails with an error
+  // naming the link.
   void Fail(int id);
   bool failed(int id) const { return failed_[static_cast<size_t>(id)]; }
 
