@@ -48,6 +48,13 @@ double RingStepsFactor(CollectiveOp op, int n) {
   }
 }
 
+// What one domain sends (and receives) between domains in a double binary tree AllReduce, in
+// buffers: an inner node takes S/2 from each of two children and sends S/2 up, then the reverse
+// down, in one tree, and is a leaf (S/2 each way) in the other: 2S. With two domains each is
+// the root of one tree and the only child in the other: S (the "tree effect" of nccl-tests
+// issue 196, why NCCL picks (NVLS-)tree on 2 nodes).
+double TreeNetworkTraffic(int domains) { return domains == 2 ? 1.0 : 2.0; }
+
 }  // namespace
 
 double BusBandwidthFactor(CollectiveOp op, int ranks) {
@@ -198,9 +205,12 @@ CollectiveEstimate CollectiveModel::Time(CollectiveOp op, double bytes, const Co
       break;
     }
     case Algorithm::kTree: {
-      // Double binary tree between domains, a chain inside each: every node sends and receives
-      // the buffer twice (reduce up, broadcast down), spread over the domain's NICs.
-      alg_bw = std::min(up_bw, domain_net) / 2 * eff * k::kTreeEfficiency;
+      // Double binary tree between domains, a chain inside each (every GPU sends the buffer
+      // to both neighbours: reduce up, broadcast down). Between domains each node is inner in
+      // one tree and a leaf in the other, sending and receiving the buffer twice; with two
+      // domains each is the other's only child, and sends and receives it once.
+      alg_bw = std::min(up_bw / 2, domain_net / TreeNetworkTraffic(domains)) * eff *
+               k::kTreeEfficiency;
       max_channels = std::min(k::kMaxChannels, k::kChannelsPerNvlink * cluster_.gpu.nvlink_links);
       const int depth = (g - 1) + Log2Floor(domains);
       pipeline_stages = 2 * depth;
@@ -225,8 +235,9 @@ CollectiveEstimate CollectiveModel::Time(CollectiveOp op, double bytes, const Co
           latency += hop_net;
           pipeline_stages = 3;
         } else {
-          // NVLS inside domains, a tree on each slice between them.
-          alg_bw = std::min(alg_bw, g * per_gpu_net / 2 * k::kTreeEfficiency);
+          // NVLS inside domains, a double binary tree on each slice between them.
+          alg_bw = std::min(alg_bw,
+                            g * per_gpu_net / TreeNetworkTraffic(domains) * k::kTreeEfficiency);
           latency += 2 * Log2Floor(domains) * hop_net;
           pipeline_stages = 2 + 2 * Log2Floor(domains);
         }

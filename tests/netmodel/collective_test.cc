@@ -87,6 +87,23 @@ TEST(CollectiveModelTest, MultiNodeUsesTreesForSmallAllReduce) {
   EXPECT_GT(ring.time_us, 5 * small.time_us);
 }
 
+// The tree effect (nccl-tests issue 196): on two nodes each is the other's only child in the
+// double binary tree, so a node sends the buffer once instead of twice and large AllReduces go
+// past the network's ring bound; NCCL picks NVLS-tree there, and ring from more nodes on.
+TEST(CollectiveModelTest, TwoNodesRunTreesPastTheRingBound) {
+  const Cluster two = DgxCluster("h100-sxm", 2);
+  const auto best = Predict(two, CollectiveOp::kAllReduce, 4 * kGiB);
+  const auto ring = Predict(two, CollectiveOp::kAllReduce, 4 * kGiB, 0, "ring");
+  EXPECT_EQ(best.algorithm, Algorithm::kNvlsTree);
+  EXPECT_GT(best.busbw_gbps, 1.3 * ring.busbw_gbps);
+  // The NVLS-tree's network bound halves from two domains to more.
+  const Cluster four = DgxCluster("h100-sxm", 4);
+  const auto two_nvls = Predict(two, CollectiveOp::kAllReduce, 4 * kGiB, 0, "nvlstree");
+  const auto four_nvls = Predict(four, CollectiveOp::kAllReduce, 4 * kGiB, 0, "nvlstree");
+  EXPECT_GT(two_nvls.bottleneck_gbps, 1.4 * four_nvls.bottleneck_gbps);
+  EXPECT_EQ(Predict(four, CollectiveOp::kAllReduce, 4 * kGiB).algorithm, Algorithm::kRing);
+}
+
 TEST(CollectiveModelTest, SmallMessageLatencyGrowsWithScale) {
   double previous = 0;
   for (int nodes : {1, 2, 16, 128, 1024}) {
