@@ -209,8 +209,8 @@ CollectiveEstimate CollectiveModel::Time(CollectiveOp op, double bytes, const Co
       // to both neighbours: reduce up, broadcast down). Between domains each node is inner in
       // one tree and a leaf in the other, sending and receiving the buffer twice; with two
       // domains each is the other's only child, and sends and receives it once.
-      alg_bw = std::min(up_bw / 2, domain_net / TreeNetworkTraffic(domains)) * eff *
-               k::kTreeEfficiency;
+      alg_bw =
+          std::min(up_bw / 2, domain_net / TreeNetworkTraffic(domains)) * eff * k::kTreeEfficiency;
       max_channels = std::min(k::kMaxChannels, k::kChannelsPerNvlink * cluster_.gpu.nvlink_links);
       const int depth = (g - 1) + Log2Floor(domains);
       pipeline_stages = 2 * depth;
@@ -236,8 +236,8 @@ CollectiveEstimate CollectiveModel::Time(CollectiveOp op, double bytes, const Co
           pipeline_stages = 3;
         } else {
           // NVLS inside domains, a double binary tree on each slice between them.
-          alg_bw = std::min(alg_bw,
-                            g * per_gpu_net / TreeNetworkTraffic(domains) * k::kTreeEfficiency);
+          alg_bw =
+              std::min(alg_bw, g * per_gpu_net / TreeNetworkTraffic(domains) * k::kTreeEfficiency);
           latency += 2 * Log2Floor(domains) * hop_net;
           pipeline_stages = 2 + 2 * Log2Floor(domains);
         }

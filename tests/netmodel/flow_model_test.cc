@@ -37,6 +37,22 @@ Job MakeJob(CollectiveOp op, std::uint64_t bytes, std::vector<int> gpus) {
   return j;
 }
 
+// The 128 GPUs of 16 nodes on 4 leaves of 4, in an order that changes leaf at every node:
+// node 0, 4, 8, 12, 1, 5, ..., all 8 GPUs of each.
+std::vector<int> StripedOverFourLeaves() {
+  std::vector<int> gpus;
+  for (int r = 0; r < 4; ++r)
+    for (int leaf = 0; leaf < 4; ++leaf)
+      for (int g = 0; g < 8; ++g) gpus.push_back((leaf * 4 + r) * 8 + g);
+  return gpus;
+}
+
+Job RingOnly(Job job) {
+  job.request.algorithms = AlgorithmSet();
+  job.request.algorithms.insert(Algorithm::kRing);
+  return job;
+}
+
 // Runs `jobs` together from time 0; returns each one's time and, through `alone`, the
 // analytical time of each.
 std::vector<double> RunTogether(const Cluster& cluster, const std::vector<Job>& jobs,
@@ -190,13 +206,7 @@ TEST(FlowModelTest, OversubscriptionHalvesCrossRackRingsNotRails) {
     c.scale_out.oversubscription = oversubscription;
     return c;
   };
-  std::vector<int> striped;  // node 0, 4, 8, 12, 1, 5, ... all 8 GPUs of each
-  for (int r = 0; r < 4; ++r)
-    for (int leaf = 0; leaf < 4; ++leaf)
-      for (int g = 0; g < 8; ++g) striped.push_back((leaf * 4 + r) * 8 + g);
-  Job job = MakeJob(CollectiveOp::kAllReduce, 8 * kGiB, striped);
-  job.request.algorithms = AlgorithmSet();
-  job.request.algorithms.insert(Algorithm::kRing);
+  const Job job = RingOnly(MakeJob(CollectiveOp::kAllReduce, 8 * kGiB, StripedOverFourLeaves()));
   const double full = Alone(clos(1.0), job);  // adaptive routing, the cluster's default
   const double half = Alone(clos(2.0), job);
   EXPECT_NEAR(full / half, 0.5, 0.05);  // busbw ratio, within 10% of a half
@@ -252,13 +262,7 @@ TEST(FlowModelTest, MoreQueuePairsPerConnectionSoftenEcmpCollisions) {
   Cluster c = DgxCluster("h100-sxm", 16);
   c.scale_out.topology = ScaleOutTopology::kClos;
   c.scale_out.nodes_per_leaf = 4;
-  std::vector<int> striped;
-  for (int r = 0; r < 4; ++r)
-    for (int leaf = 0; leaf < 4; ++leaf)
-      for (int g = 0; g < 8; ++g) striped.push_back((leaf * 4 + r) * 8 + g);
-  Job job = MakeJob(CollectiveOp::kAllGather, 2 * kGiB, striped);
-  job.request.algorithms = AlgorithmSet();
-  job.request.algorithms.insert(Algorithm::kRing);
+  const Job job = RingOnly(MakeJob(CollectiveOp::kAllGather, 2 * kGiB, StripedOverFourLeaves()));
   double analytical = 0;
   const double adaptive = Alone(c, job, &analytical);
   EXPECT_NEAR(adaptive / analytical, 1.0, 0.05);
