@@ -625,7 +625,7 @@ class Resolver {
     Result<TableReader> reader = TableReader::Open(
         table ? *table : empty, "workload.training",
         {"micro_batch", "global_batch", "precision", "recompute", "overlap_grad_reduce",
-         "overlap_param_gather", "iterations", "attention"});
+         "overlap_param_gather", "iterations", "attention", "grad_reduce_dtype"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     Field<int> micro_batch, global_batch, iterations;
@@ -672,6 +672,14 @@ class Resolver {
       training->flash_attention = choice.first;
       training->attention_kernel = choice.second;
     }
+    Field<std::string> grad_dtype;
+    MYRIAD_RETURN_IF_ERROR(r.String("grad_reduce_dtype", &grad_dtype));
+    if (grad_dtype.present)
+      MYRIAD_RETURN_IF_ERROR(
+          ParseChoice(grad_dtype, {{"fp32", DataType::kFloat32}, {"bf16", DataType::kBfloat16}},
+                      &training->grad_reduce_dtype));
+    Record("workload.training.grad_reduce_dtype",
+           grad_dtype.present ? Override(grad_dtype.pos) : "default: Megatron-LM and NeMo");
     Field<bool> overlap;
     MYRIAD_RETURN_IF_ERROR(r.Boolean("overlap_grad_reduce", &overlap));
 

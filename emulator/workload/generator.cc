@@ -567,15 +567,16 @@ void RankSource::DataParallelCollective(std::int32_t stream, netmodel::Collectiv
   }
 }
 
-// Data-parallel reduction of gradients, in fp32 (Megatron accumulates and reduces main_grad in
-// fp32): an AllReduce, or a ReduceScatter to the shards with the distributed optimizer or FSDP.
+// Data-parallel reduction of gradients in training.grad_reduce_dtype (fp32 by default, as
+// Megatron reduces main_grad): an AllReduce, or a ReduceScatter to the shards with the
+// distributed optimizer or FSDP.
 void RankSource::GradientReduce(std::int32_t stream, double dense, double experts) {
   const ParallelSpec& par = w_.spec_.parallel;
   DataParallelCollective(stream,
                          par.distributed_optimizer || par.fsdp
                              ? netmodel::CollectiveOp::kReduceScatter
                              : netmodel::CollectiveOp::kAllReduce,
-                         DataType::kFloat32, dense, experts);
+                         w_.spec_.training.grad_reduce_dtype, dense, experts);
 }
 
 // The bf16 weights gathered from their shards.

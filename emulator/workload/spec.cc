@@ -592,7 +592,7 @@ WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size, int stage) co
   const double sharded = dense / parallel.dense_shards(dp) + experts / parallel.expert_shards(dp);
   RankMemory mem;
   mem.weights = parallel.fsdp ? 2 * sharded + 2 * 2 * largest_layer : 2 * all;
-  mem.gradients = 4 * (parallel.fsdp ? sharded : all);
+  mem.gradients = SizeOf(training.grad_reduce_dtype) * (parallel.fsdp ? sharded : all);
   mem.optimizer = 12 * (parallel.fsdp || parallel.distributed_optimizer ? sharded : all);
   double per_chunk_max = 0;
   for (int c = 0; c < v; ++c) {

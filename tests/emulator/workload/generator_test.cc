@@ -127,6 +127,35 @@ TEST(SyntheticWorkloadTest, SequenceParallelismAndDistributedOptimizerChangeTheC
   EXPECT_GT(sp.at("dp allgather"), 0);
 }
 
+// Gradients reduce in fp32 by default (Megatron-LM with --bf16, NeMo); grad_reduce_dtype = bf16
+// halves the reduction's bytes and the gradient buffer.
+TEST(SyntheticWorkloadTest, GradientReductionDtypeSetsTheBytesAndTheBuffer) {
+  auto dp_bytes = [](const char* dtype, WorkloadSpec::RankMemory* mem) {
+    Scenario s = Load(std::string("grad_") + dtype + ".toml", 1, "tp = 2\npp = 1",
+                      std::string("global_batch = 8\ngrad_reduce_dtype = \"") + dtype + "\"");
+    *mem = s.workload->rank_memory(s.cluster.total_gpus());
+    auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);
+    EXPECT_TRUE(w.ok());
+    double bytes = 0;
+    auto source = (*w)->OpenRank(0);
+    Op op;
+    while (*(*source)->Next(op)) {
+      if (op.kind != OpKind::kCollective) continue;
+      if ((*w)->names().Name(op.comm).substr(0, 2) != "dp") continue;
+      EXPECT_EQ(op.dtype, std::string(dtype) == "bf16" ? DataType::kBfloat16 : DataType::kFloat32);
+      bytes += static_cast<double>(op.count) * SizeOf(op.dtype);
+    }
+    return bytes;
+  };
+  WorkloadSpec::RankMemory fp32_mem, bf16_mem;
+  const double fp32 = dp_bytes("fp32", &fp32_mem);
+  const double bf16 = dp_bytes("bf16", &bf16_mem);
+  EXPECT_GT(fp32, 0);
+  EXPECT_DOUBLE_EQ(bf16, fp32 / 2);
+  EXPECT_DOUBLE_EQ(fp32_mem.gradients, 2 * fp32_mem.weights);
+  EXPECT_DOUBLE_EQ(bf16_mem.gradients, bf16_mem.weights);
+}
+
 // The engine's peak memory on the first stage is the planned split: weights, gradients and
 // optimizer state plus min(pp, m) micro-batches of activations.
 TEST(SyntheticWorkloadTest, PeakMemoryMatchesThePlannedSplit) {

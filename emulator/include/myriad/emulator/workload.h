@@ -110,6 +110,11 @@ struct TrainingSpec {
   // sequence x sequence scores (QK^T GEMM, softmax and dropout over them, AV GEMM), as
   // Megatron-LM ran before FlashAttention (2022).
   bool flash_attention = true;
+  // The type gradients accumulate and reduce in over data parallelism, which is also the
+  // gradient buffer's: fp32 is Megatron-LM's with --bf16 (arguments.py turns on
+  // accumulate_allreduce_grads_in_fp32 unless --grad-reduce-in-bf16) and NeMo's
+  // (grad_reduce_in_fp32 = True); bf16 halves the bytes.
+  DataType grad_reduce_dtype = DataType::kFloat32;
   // Which fused kernel (op.h's AttentionKernel; kDefault: the GPU's usual one).
   AttentionKernel attention_kernel = AttentionKernel::kDefault;
   int iterations = 1;
