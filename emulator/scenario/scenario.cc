@@ -570,10 +570,11 @@ class Resolver {
     const TomlNode* table;
     MYRIAD_RETURN_IF_ERROR(workload.Table("parallel", &table));
     const TomlNode empty = EmptyTableAt(workload.pos());
-    Result<TableReader> reader = TableReader::Open(
-        table ? *table : empty, "workload.parallel",
-        {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "first_stage_layers", "last_stage_layers",
-         "sequence_parallel", "distributed_optimizer", "fsdp", "order", "tp_comm_overlap"});
+    Result<TableReader> reader =
+        TableReader::Open(table ? *table : empty, "workload.parallel",
+                          {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "first_stage_layers",
+                           "last_stage_layers", "sequence_parallel", "distributed_optimizer",
+                           "shard_gradients", "fsdp", "order", "tp_comm_overlap"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     Field<int> tp, pp, dp;
@@ -615,6 +616,10 @@ class Resolver {
           "default");
     Apply(distributed_optimizer, &parallel->distributed_optimizer,
           "workload.parallel.distributed_optimizer", "default");
+    Field<bool> shard_gradients;
+    MYRIAD_RETURN_IF_ERROR(r.Boolean("shard_gradients", &shard_gradients));
+    Apply(shard_gradients, &parallel->shard_gradients, "workload.parallel.shard_gradients",
+          "default");
     return Status::Ok();
   }
 

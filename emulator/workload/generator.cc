@@ -217,6 +217,7 @@ class RankSource : public OpSource {
   int dense_shards_ = 1, expert_shards_ = 1;     // ranks a dense / expert weight is shared by
   bool zero1_ = false;                           // distributed optimizer over > 1 rank
   bool fsdp_ = false;                            // FSDP over > 1 rank
+  bool zero2_ = false;                           // ZeRO-2: gradients sharded too
   double dense_params_ = 0, expert_params_ = 0;  // on this rank
   std::vector<std::vector<Unit>> chunks_;        // the units of each model chunk
   std::uint64_t state_bytes_ = 0;                // weights, gradients, optimizer state
@@ -376,6 +377,7 @@ RankSource::RankSource(const SyntheticWorkload& w, int /*rank*/, const Coord& co
   expert_shards_ = par.expert_shards(w.dims_.dp());
   zero1_ = par.distributed_optimizer && dense_shards_ > 1;
   fsdp_ = par.fsdp && dense_shards_ > 1;
+  zero2_ = zero1_ && par.shard_gradients;
 
   // The units of each chunk with this rank's parameters, as WorkloadSpec::rank_memory counts
   // them: the first stage holds the embeddings, the last the final norm and the output layer
@@ -893,9 +895,10 @@ void RankSource::Backward(int micro_batch, int chunk) {
   const WorkloadSpec& spec = w_.spec_;
   const bool last = micro_batch == spec.micro_batches() - 1;
   const bool overlap = spec.training.overlap_grad_reduce && dense_shards_ > 1;
-  // FSDP reduce-scatters every micro-batch's gradients into the shards; the others reduce the
-  // accumulated gradients once, overlapped with the last micro-batch's backward or after it.
-  const bool reduce = fsdp_ || (overlap && last);
+  // FSDP and ZeRO-2 reduce-scatter every micro-batch's gradients into the shards; the others
+  // reduce the accumulated gradients once, overlapped with the last micro-batch's backward or
+  // after it.
+  const bool reduce = fsdp_ || zero2_ || (overlap && last);
   const std::vector<Unit>& units = chunks_[static_cast<size_t>(chunk)];
   for (auto it = units.rbegin(); it != units.rend(); ++it) {
     if (fsdp_) ParamGather(*it, false);
@@ -966,7 +969,8 @@ void RankSource::Expand() {
     // Gradients: reduced across replicas (what the overlap did not already send), then the
     // optimizer step once the reductions are done.
     const bool overlap = spec.training.overlap_grad_reduce && dense_shards_ > 1;
-    if (!overlap && !fsdp_) GradientReduce(kComputeStream, dense_params_, expert_params_);
+    if (!overlap && !fsdp_ && !zero2_)
+      GradientReduce(kComputeStream, dense_params_, expert_params_);
     if (overlap) {
       RecordEvent(kGradStream, kGradsReducedEvent);
       WaitEvent(kComputeStream, kGradsReducedEvent);

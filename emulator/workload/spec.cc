@@ -282,6 +282,9 @@ Status WorkloadSpec::Validate(int world_size) const {
     return invalid(fmt::format("training.precision must be bf16 or fp8, got {}",
                                ToString(training.precision)));
   }
+  if (parallel.shard_gradients && !parallel.distributed_optimizer)
+    return Status::InvalidArgument(
+        "parallel.shard_gradients (ZeRO-2) needs parallel.distributed_optimizer = true");
   if (parallel.fsdp && parallel.distributed_optimizer)
     return invalid(
         "parallel.fsdp already shards the optimizer state; drop parallel.distributed_optimizer");
@@ -592,7 +595,11 @@ WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size, int stage) co
   const double sharded = dense / parallel.dense_shards(dp) + experts / parallel.expert_shards(dp);
   RankMemory mem;
   mem.weights = parallel.fsdp ? 2 * sharded + 2 * 2 * largest_layer : 2 * all;
-  mem.gradients = SizeOf(training.grad_reduce_dtype) * (parallel.fsdp ? sharded : all);
+  // ZeRO-2 keeps the shard plus the whole gradients of the unit being reduce-scattered.
+  mem.gradients =
+      SizeOf(training.grad_reduce_dtype) * (parallel.fsdp              ? sharded
+                                            : parallel.shard_gradients ? sharded + largest_layer
+                                                                       : all);
   mem.optimizer = 12 * (parallel.fsdp || parallel.distributed_optimizer ? sharded : all);
   double per_chunk_max = 0;
   for (int c = 0; c < v; ++c) {

@@ -156,6 +156,41 @@ TEST(SyntheticWorkloadTest, GradientReductionDtypeSetsTheBytesAndTheBuffer) {
   EXPECT_DOUBLE_EQ(bf16_mem.gradients, bf16_mem.weights);
 }
 
+// ZeRO-2 (shard_gradients): every micro-batch's gradients are reduce-scattered into the shards,
+// so the data-parallel bytes grow with the micro-batches, and the gradient buffer shrinks to
+// the shard plus the largest layer's whole gradients. It needs the distributed optimizer.
+TEST(SyntheticWorkloadTest, ShardedGradientsReduceEveryMicroBatchIntoTheShards) {
+  auto run = [](bool zero2, WorkloadSpec::RankMemory* mem) {
+    Scenario s = Load(std::string("zero") + (zero2 ? "2" : "1") + ".toml", 1,
+                      std::string("tp = 2\npp = 1\ndistributed_optimizer = true\n"
+                                  "shard_gradients = ") +
+                          (zero2 ? "true" : "false"),
+                      "global_batch = 16");  // dp 4, 4 micro-batches
+    *mem = s.workload->rank_memory(s.cluster.total_gpus());
+    auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);
+    EXPECT_TRUE(w.ok());
+    double bytes = 0;
+    auto source = (*w)->OpenRank(0);
+    Op op;
+    while (*(*source)->Next(op))
+      if (op.kind == OpKind::kCollective && op.coll == netmodel::CollectiveOp::kReduceScatter &&
+          (*w)->names().Name(op.comm).substr(0, 2) == "dp")
+        bytes += static_cast<double>(op.count) * SizeOf(op.dtype);
+    return bytes;
+  };
+  WorkloadSpec::RankMemory zero1_mem, zero2_mem;
+  const double zero1 = run(false, &zero1_mem);
+  const double zero2 = run(true, &zero2_mem);
+  EXPECT_NEAR(zero2 / zero1, 4.0, 1e-9);
+  EXPECT_LT(zero2_mem.gradients, zero1_mem.gradients / 2);
+  EXPECT_GT(zero2_mem.gradients, zero1_mem.gradients / 4);  // the shard and one whole layer
+  EXPECT_EQ(zero2_mem.weights, zero1_mem.weights);
+  WorkloadSpec bad = *Load("bad.toml", 1, "tp = 2\npp = 1", "global_batch = 16").workload;
+  bad.parallel.shard_gradients = true;
+  EXPECT_EQ(bad.Validate(8).message(),
+            "parallel.shard_gradients (ZeRO-2) needs parallel.distributed_optimizer = true");
+}
+
 // The engine's peak memory on the first stage is the planned split: weights, gradients and
 // optimizer state plus min(pp, m) micro-batches of activations.
 TEST(SyntheticWorkloadTest, PeakMemoryMatchesThePlannedSplit) {

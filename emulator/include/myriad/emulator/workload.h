@@ -80,6 +80,11 @@ struct ParallelSpec {
   // ZeRO-1 (Megatron's distributed optimizer): optimizer state sharded over DP; gradients
   // reduce-scattered and updated weights all-gathered instead of one AllReduce.
   bool distributed_optimizer = false;
+  // ZeRO-2 (with distributed_optimizer): gradients sharded over DP too. Each unit's gradients
+  // are reduce-scattered into the shards after every micro-batch's backward (there is no
+  // whole gradient buffer to accumulate into) and only one unit's whole gradients exist at a
+  // time; weights stay whole, gathered after the optimizer step as with ZeRO-1.
+  bool shard_gradients = false;
   // TP collectives overlapped with the GEMMs next to them (Transformer Engine's userbuffers);
   // needs sequence_parallel.
   bool tp_comm_overlap = false;
