@@ -150,6 +150,7 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
       {"tokens_per_second", fmt::format("{:.1f}", tokens / seconds)},
       {"model_tflops_per_gpu", fmt::format("{:.3f}", tflops)},
       {"mfu", fmt::format("{:.4f}", mfu_tflops / peak)},
+      {"attention_flops", spec.training.causal_attention_flops ? "\"causal\"" : "\"full\""},
       {"pipeline_bubble_fraction", fmt::format("{:.4f}", bubble)},
       {"micro_batches", fmt::format("{}", m)},
       {"exposed_comm_us_per_iteration", "{" + exposed_json + "}"},
@@ -165,7 +166,7 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
   out << fmt::format(
       "\nworkload ({} GPUs: {}; {} micro-batches of {} sequences)\n"
       "  tokens per second      {:>14.1f}\n"
-      "  model TFLOP/s per GPU  {:>14.3f}  (Megatron's formula, {} FLOP per iteration)\n"
+      "  model TFLOP/s per GPU  {:>14.3f}  (Megatron's formula{}, {} FLOP per iteration)\n"
       "  MFU                    {:>14.4f}  ({} model FLOP without recomputation, of {:.1f} "
       "TFLOP/s)\n"
       "  {:<22} {:>14.4f}\n"
@@ -173,6 +174,7 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
       "  memory per GPU (GiB)   {:>14.2f}  stage {}: weights {:.2f}, gradients {:.2f}, optimizer "
       "{:.2f}, activations {:.2f} ({} {} in flight), of {:.1f}\n",
       cluster.total_gpus(), layout, m, spec.training.micro_batch, tokens / seconds, tflops,
+      spec.training.causal_attention_flops ? " with causal attention halved" : "",
       fmt::format("{:.4g}", spec.iteration_flops()), mfu_tflops / peak,
       fmt::format("{:.4g}", model_flops), peak,
       v > 1 ? "bubble (p-1)/(vm+p-1)" : "1F1B bubble (p-1)/(m+p-1)", bubble, exposed_text,

@@ -627,10 +627,11 @@ class Resolver {
     const TomlNode* table;
     MYRIAD_RETURN_IF_ERROR(workload.Table("training", &table));
     const TomlNode empty = EmptyTableAt(workload.pos());
-    Result<TableReader> reader = TableReader::Open(
-        table ? *table : empty, "workload.training",
-        {"micro_batch", "global_batch", "precision", "recompute", "overlap_grad_reduce",
-         "overlap_param_gather", "iterations", "attention", "grad_reduce_dtype"});
+    Result<TableReader> reader =
+        TableReader::Open(table ? *table : empty, "workload.training",
+                          {"micro_batch", "global_batch", "precision", "recompute",
+                           "overlap_grad_reduce", "overlap_param_gather", "iterations", "attention",
+                           "grad_reduce_dtype", "attention_flops"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     Field<int> micro_batch, global_batch, iterations;
@@ -685,6 +686,13 @@ class Resolver {
                       &training->grad_reduce_dtype));
     Record("workload.training.grad_reduce_dtype",
            grad_dtype.present ? Override(grad_dtype.pos) : "default: Megatron-LM and NeMo");
+    Field<std::string> attention_flops;
+    MYRIAD_RETURN_IF_ERROR(r.String("attention_flops", &attention_flops));
+    if (attention_flops.present)
+      MYRIAD_RETURN_IF_ERROR(ParseChoice(attention_flops, {{"full", false}, {"causal", true}},
+                                         &training->causal_attention_flops));
+    Record("workload.training.attention_flops",
+           attention_flops.present ? Override(attention_flops.pos) : "default: Megatron's");
     Field<bool> overlap;
     MYRIAD_RETURN_IF_ERROR(r.Boolean("overlap_grad_reduce", &overlap));
 

@@ -511,10 +511,10 @@ double WorkloadSpec::iteration_flops() const { return iteration_flops(training.r
 
 // Per token and layer, the forward pass is 2 FLOPs per GEMM weight a token passes through
 // plus the attention core (Q K^T and scores x V: 2 x 2 s h, the full s x s square, as Megatron
-// counts it), and the logits add 2 h V. Backward is twice the forward. Full recomputation
-// runs every layer's forward again (not the logits); selective recomputation only the
-// attention core. For a GPT model with full recomputation this is eq. 3 of Narayanan et al.
-// (SC'21):
+// counts it; half that with training.causal_attention_flops), and the logits add 2 h V. Backward is
+// twice the forward. Full recomputation runs every layer's forward again (not the logits);
+// selective recomputation only the attention core. For a GPT model with full recomputation this is
+// eq. 3 of Narayanan et al. (SC'21):
 //   F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)),
 // and without recomputation 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
 double WorkloadSpec::iteration_flops(Recompute recompute) const {
@@ -522,7 +522,7 @@ double WorkloadSpec::iteration_flops(Recompute recompute) const {
   if (m.heads < 1) return 0;
   const double tokens = static_cast<double>(training.global_batch) * m.seq;
   const double h = m.hidden;
-  const double attention_core = 4.0 * m.seq * h;
+  const double attention_core = (training.causal_attention_flops ? 2.0 : 4.0) * m.seq * h;
   double layers_forward = 0;
   for (int l = 0; l < m.layers; ++l) layers_forward += 2 * ActiveLayerGemmWeights(m, l);
   layers_forward += m.layers * attention_core;

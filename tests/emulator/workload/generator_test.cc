@@ -74,6 +74,21 @@ INSTANTIATE_TEST_SUITE_P(Settings, FlopTest,
                                            "recompute = \"selective\"",
                                            "recompute = \"full\"\nattention = \"unfused\""));
 
+// The attention FLOP convention behind TFLOP/s and MFU: Megatron's full s x s square by
+// default, the computed causal half with attention_flops = "causal" (3 x 2 s h per token and
+// layer less, forward and backward, without recomputation).
+TEST(SyntheticWorkloadTest, CausalAttentionFlopsCountHalfTheSquare) {
+  const WorkloadSpec full = *Load("full.toml", 1, "tp = 2\npp = 2", "global_batch = 8").workload;
+  const WorkloadSpec causal =
+      *Load("causal.toml", 1, "tp = 2\npp = 2", "global_batch = 8\nattention_flops = \"causal\"")
+           .workload;
+  const ModelSpec& m = full.model;
+  const double tokens = 8.0 * m.seq;
+  EXPECT_NEAR(full.iteration_flops(Recompute::kNone) - causal.iteration_flops(Recompute::kNone),
+              tokens * m.layers * 3 * 2.0 * m.seq * m.hidden, 1.0);
+  EXPECT_FALSE(full.training.causal_attention_flops);
+}
+
 TEST(SyntheticWorkloadTest, PipelineSendsMatchReceivesAndIterationsAreMarked) {
   Scenario s = Load("pipeline.toml", 1, "tp = 1\npp = 4", "global_batch = 16\niterations = 3");
   auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);

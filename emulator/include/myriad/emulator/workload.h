@@ -120,6 +120,11 @@ struct TrainingSpec {
   // accumulate_allreduce_grads_in_fp32 unless --grad-reduce-in-bf16) and NeMo's
   // (grad_reduce_in_fp32 = True); bf16 halves the bytes.
   DataType grad_reduce_dtype = DataType::kFloat32;
+  // How the model FLOPs behind TFLOP/s and MFU count the attention core (Q K^T and scores x V)
+  // of a causal model: over the full s x s square, 4 s h FLOPs per token and layer forward, as
+  // Megatron-LM (Narayanan et al. 2021, eq. 3), PaLM's MFU and torchtitan count it (false); or
+  // over the causal half that is computed, 2 s h, as FlashAttention's papers count it (true).
+  bool causal_attention_flops = false;
   // Which fused kernel (op.h's AttentionKernel; kDefault: the GPU's usual one).
   AttentionKernel attention_kernel = AttentionKernel::kDefault;
   int iterations = 1;
