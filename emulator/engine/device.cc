@@ -19,6 +19,9 @@ bool IsComm(OpKind kind) {
          kind == OpKind::kGroupEnd;
 }
 
+// A lone send or receive (a group, which may hold collectives, counts as a collective).
+bool IsPointToPoint(OpKind kind) { return kind == OpKind::kSend || kind == OpKind::kRecv; }
+
 }  // namespace
 
 void Simulation::Fail(Status status) {
@@ -101,7 +104,7 @@ void Simulation::Begin(int rank, int slot) {
     case OpKind::kMemset: {
       d.remaining = timer_->Time(d.op, names_);
       d.progress_at = now_;
-      d.slowed = d.op.kind == OpKind::kKernel && r.active_comm > 0;
+      d.stretch = d.op.kind == OpKind::kKernel ? CommStretch(r) : 1.0;
       Account(r);
       ++r.active_compute;
       ScheduleKernelEnd(rank, slot);
@@ -130,34 +133,43 @@ void Simulation::Begin(int rank, int slot) {
   }
 }
 
-// A kernel's end under the current slowdown: work left x (1 + overlap_slowdown) while a
-// collective of its rank is in flight.
+// A kernel's end under the current slowdown: work left x its stretch.
 void Simulation::ScheduleKernelEnd(int rank, int slot) {
   Stream& s = ranks_[static_cast<size_t>(rank)]->streams[static_cast<size_t>(slot)];
   const DeviceOp& d = s.queue.front();
-  const double stretch = d.slowed ? 1.0 + options_.overlap_slowdown : 1.0;
-  const SimTime left = ClampedPicos(static_cast<double>(d.remaining) * stretch);
+  const SimTime left = ClampedPicos(static_cast<double>(d.remaining) * d.stretch);
   events_.Push(now_ + left, EventType::kComplete, rank, slot, ++s.generation);
+}
+
+// A collective runs on up to NCCL's 32 channels (one SM each, MAXCHANNELS) and streams HBM;
+// a send/recv to one peer on 2 (NCCL_NCHANNELS_PER_NET_PEER). Send/recv alone take that share
+// of the slowdown a collective causes.
+constexpr double kPointToPointSmShare = 2.0 / 32.0;
+
+double Simulation::CommStretch(const Rank& r) const {
+  if (r.active_collectives > 0) return 1.0 + options_.overlap_slowdown;
+  if (r.active_comm > 0) return 1.0 + options_.overlap_slowdown * kPointToPointSmShare;
+  return 1.0;
 }
 
 // NCCL's channels share SMs and HBM with compute: when a rank's communication starts or stops,
 // its running kernels change speed and their ends move.
-void Simulation::SetCommActive(Rank& r, int delta) {
-  const bool was = r.active_comm > 0;
+void Simulation::SetCommActive(Rank& r, int delta, bool collective) {
+  const double was = CommStretch(r);
   r.active_comm += delta;
-  const bool is = r.active_comm > 0;
+  if (collective) r.active_collectives += delta;
+  const double is = CommStretch(r);
   if (was == is || options_.overlap_slowdown <= 0) return;
   for (size_t slot = 0; slot < r.streams.size(); ++slot) {
     Stream& s = r.streams[slot];
     if (s.queue.empty() || !s.head_started) continue;
     DeviceOp& d = s.queue.front();
     if (d.op.kind != OpKind::kKernel) continue;
-    const double stretch = d.slowed ? 1.0 + options_.overlap_slowdown : 1.0;
     const SimTime done =
-        static_cast<SimTime>(std::llround(static_cast<double>(now_ - d.progress_at) / stretch));
+        static_cast<SimTime>(std::llround(static_cast<double>(now_ - d.progress_at) / d.stretch));
     d.remaining = std::max<SimTime>(0, d.remaining - done);
     d.progress_at = now_;
-    d.slowed = is;
+    d.stretch = is;
     ScheduleKernelEnd(r.id, static_cast<int>(slot));
   }
 }
@@ -167,7 +179,7 @@ void Simulation::BeginComm(int rank, int slot) {
   DeviceOp& d = r.streams[static_cast<size_t>(slot)].queue.front();
   if (d.comm_start >= 0) return;
   Account(r);
-  SetCommActive(r, +1);
+  SetCommActive(r, +1, !IsPointToPoint(d.op.kind));
   TrackCommInFlight(r, d, +1);
   d.comm_start = now_;
 }
@@ -191,7 +203,7 @@ void Simulation::Complete(int rank, int slot) {
   Account(r);
   if (IsCompute(d.op.kind)) --r.active_compute;
   if (IsComm(d.op.kind)) {
-    SetCommActive(r, -1);
+    SetCommActive(r, -1, !IsPointToPoint(d.op.kind));
     TrackCommInFlight(r, d, -1);
   }
   if (r.traced) {

@@ -55,8 +55,8 @@ struct DeviceOp {
   // A running kernel: undisturbed work left, as of `progress_at`, and whether it is slowed.
   SimTime remaining = 0;
   SimTime progress_at = 0;
-  bool slowed = false;
-  std::string detail;  // timeline args for communication ops
+  double stretch = 1.0;  // a kernel's duration factor under the communication beside it
+  std::string detail;    // timeline args for communication ops
 };
 
 // Something waiting for a stream to reach an op index: the rank's host, or another stream.
@@ -112,6 +112,7 @@ struct Rank {
   // Accounting
   int active_compute = 0;
   int active_comm = 0;
+  int active_collectives = 0;  // of active_comm: collectives (the rest send/recv)
   // Communicators with communication in flight (name, ops), and the exposed time each was
   // part of; a few per rank, so vectors.
   std::vector<std::pair<NameId, int>> comms_in_flight;
@@ -221,7 +222,9 @@ class Simulation {
   void Satisfy(int rank, int slot);
   void Account(Rank& r);
   void ScheduleKernelEnd(int rank, int slot);
-  void SetCommActive(Rank& r, int delta);
+  void SetCommActive(Rank& r, int delta, bool collective);
+  // What communication in flight on rank `r` stretches its kernels by (docs/engine.md).
+  double CommStretch(const Rank& r) const;
   void TrackCommInFlight(Rank& r, const DeviceOp& d, int delta);
   void WakeHost(Rank& r);
   void Fail(Status status);

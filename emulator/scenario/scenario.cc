@@ -631,7 +631,7 @@ class Resolver {
         TableReader::Open(table ? *table : empty, "workload.training",
                           {"micro_batch", "global_batch", "precision", "recompute",
                            "overlap_grad_reduce", "overlap_param_gather", "iterations", "attention",
-                           "grad_reduce_dtype", "attention_flops"});
+                           "grad_reduce_dtype", "attention_flops", "overlap_p2p_comm"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     Field<int> micro_batch, global_batch, iterations;
@@ -704,6 +704,10 @@ class Resolver {
     Record("workload.training.attention", attention.present ? Override(attention.pos) : "default");
     Apply(overlap, &training->overlap_grad_reduce, "workload.training.overlap_grad_reduce",
           "default");
+    Field<bool> overlap_p2p;
+    MYRIAD_RETURN_IF_ERROR(r.Boolean("overlap_p2p_comm", &overlap_p2p));
+    Apply(overlap_p2p, &training->overlap_p2p_comm, "workload.training.overlap_p2p_comm",
+          "default: Megatron-LM's");
     Field<bool> overlap_gather;
     MYRIAD_RETURN_IF_ERROR(r.Boolean("overlap_param_gather", &overlap_gather));
     Apply(overlap_gather, &training->overlap_param_gather, "workload.training.overlap_param_gather",

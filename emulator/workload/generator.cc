@@ -27,6 +27,10 @@ constexpr std::int32_t kGradStream = 1;
 constexpr std::int32_t kTpCommStream = 2;  // TP collectives overlapped with GEMMs
 constexpr std::int32_t kCpCommStream = 3;  // ring attention's key/value exchange
 constexpr std::int32_t kGatherStream = 4;  // parameter all-gathers ahead of their layer
+// Overlapped pipeline sends and receives (overlap_p2p_comm): one stream per peer stage, as
+// PyTorch gives each pair of ranks exchanging unbatched isend/irecv its own NCCL communicator.
+constexpr std::int32_t kPpPrevStream = 5;
+constexpr std::int32_t kPpNextStream = 6;
 // Events of the side streams: the compute stream's state before the overlapped work (fork)
 // and the side stream's end (join). Reused: a wait refers to the event's latest record, and
 // each wait here is enqueued before the next record of its event.
@@ -37,6 +41,13 @@ constexpr std::int32_t kCpJoinEvent = (1 << 21) + 3;
 // The compute stream started a unit (the next unit's gather may begin), and a gather is done.
 constexpr std::int32_t kUnitStartedEvent = (1 << 21) + 4;
 constexpr std::int32_t kGatheredEvent = (1 << 21) + 5;
+// Overlapped pipeline communication: the compute stream's state before a batch of sends and
+// receives, and the end of the latest forward-direction (activations) and backward-direction
+// (gradients) ops on each peer's stream, which the next forward and backward wait for;
+// indexed [direction][peer], forward and previous first.
+constexpr std::int32_t kPpForkEvent = (1 << 21) + 6;
+constexpr std::int32_t kPpJoinEvents[2][2] = {{(1 << 21) + 7, (1 << 21) + 8},
+                                              {(1 << 21) + 9, (1 << 21) + 10}};
 // The gradient stream's reductions are done; kGradReadyEvent marks a unit's final gradients.
 constexpr std::int32_t kGradsReducedEvent = 1 << 20;
 constexpr std::int32_t kGradReadyEvent = (1 << 20) + 1;
@@ -208,16 +219,27 @@ class RankSource : public OpSource {
   void TpReduce();
   void P2p(std::int32_t stream, NameId comm, OpKind kind, int peer, std::uint64_t count);
   void GroupBoundary(OpKind kind);  // ncclGroupStart / ncclGroupEnd
-  void PipelineComm(unsigned comm);
+  // Enqueues one batch of pipeline sends and receives on `stream`; returns the receives.
+  int PipelineComm(unsigned comm, std::int32_t stream);
+  // Megatron's overlap_p2p_comm: each send and receive of the batch alone on its peer's
+  // stream, forked from the compute stream's work so far; the next compute of its direction
+  // waits for them (WaitPipeline).
+  void OverlappedPipelineComm(unsigned comm, bool forward_direction);
+  void WaitPipeline(bool forward_direction);
 
   const SyntheticWorkload& w_;
   const Coord at_;  // this rank's coordinates
   // This rank's communicators, and figures every iteration needs (derived once).
   NameId tp_comm_ = 0, pp_comm_ = 0, dp_comm_ = 0, cp_comm_ = 0, ep_comm_ = 0, edp_comm_ = 0;
-  int dense_shards_ = 1, expert_shards_ = 1;     // ranks a dense / expert weight is shared by
-  bool zero1_ = false;                           // distributed optimizer over > 1 rank
-  bool fsdp_ = false;                            // FSDP over > 1 rank
-  bool zero2_ = false;                           // ZeRO-2: gradients sharded too
+  int dense_shards_ = 1, expert_shards_ = 1;  // ranks a dense / expert weight is shared by
+  bool zero1_ = false;                        // distributed optimizer over > 1 rank
+  bool fsdp_ = false;                         // FSDP over > 1 rank
+  bool zero2_ = false;                        // ZeRO-2: gradients sharded too
+  bool overlap_p2p_ = false;                  // pipeline sends/receives on their stream
+  // Overlapped ops not yet waited for, per direction (forward, backward): the peers' streams
+  // they ran on (bit 0 previous, bit 1 next) and the receives whose TP gather is to run.
+  std::array<unsigned, 2> pipeline_streams_ = {0, 0};
+  std::array<int, 2> pipeline_recvs_ = {0, 0};
   double dense_params_ = 0, expert_params_ = 0;  // on this rank
   std::vector<std::vector<Unit>> chunks_;        // the units of each model chunk
   std::uint64_t state_bytes_ = 0;                // weights, gradients, optimizer state
@@ -378,6 +400,7 @@ RankSource::RankSource(const SyntheticWorkload& w, int /*rank*/, const Coord& co
   zero1_ = par.distributed_optimizer && dense_shards_ > 1;
   fsdp_ = par.fsdp && dense_shards_ > 1;
   zero2_ = zero1_ && par.shard_gradients;
+  overlap_p2p_ = w.spec_.training.overlap_p2p_comm && par.pp > 1 && par.virtual_stages > 1;
 
   // The units of each chunk with this rank's parameters, as WorkloadSpec::rank_memory counts
   // them: the first stage holds the embeddings, the last the final norm and the output layer
@@ -816,7 +839,7 @@ void RankSource::GatherReceived() {
 // the receivers all-gather it over NVLink (Megatron's scatter/gather optimisation, SC'21,
 // section 4.1; sequence parallelism keeps it sharded anyway). The stages form a ring:
 // interleaved schedules send from the last stage to the first.
-void RankSource::PipelineComm(unsigned comm) {
+int RankSource::PipelineComm(unsigned comm, std::int32_t stream) {
   const int pp = w_.spec_.parallel.pp, stage = at_[kPpAxis];
   const int next = (stage + 1) % pp, prev = (stage + pp - 1) % pp;
   const std::uint64_t count = static_cast<std::uint64_t>(w_.tokens_) *
@@ -836,11 +859,37 @@ void RankSource::PipelineComm(unsigned comm) {
   if (group) GroupBoundary(OpKind::kGroupStart);
   for (const auto& [bit, call] : calls) {
     if (!(comm & bit)) continue;
-    P2p(kComputeStream, pp_comm_, call.first, call.second, count);
+    P2p(stream, pp_comm_, call.first, call.second, count);
     recvs += call.first == OpKind::kRecv;
   }
   if (group) GroupBoundary(OpKind::kGroupEnd);
-  for (int i = 0; i < recvs; ++i) GatherReceived();
+  return recvs;
+}
+
+void RankSource::OverlappedPipelineComm(unsigned comm, bool forward_direction) {
+  if (comm == 0) return;
+  const int direction = forward_direction ? 0 : 1;
+  RecordEvent(kComputeStream, kPpForkEvent);
+  for (unsigned bit :
+       {Action::kSendNext, Action::kRecvPrev, Action::kSendPrev, Action::kRecvNext}) {
+    if (!(comm & bit)) continue;
+    const int peer = bit == Action::kSendNext || bit == Action::kRecvNext ? 1 : 0;
+    const std::int32_t stream = peer == 1 ? kPpNextStream : kPpPrevStream;
+    WaitEvent(stream, kPpForkEvent);
+    pipeline_recvs_[direction] += PipelineComm(bit, stream);
+    RecordEvent(stream, kPpJoinEvents[direction][peer]);
+    pipeline_streams_[direction] |= 1u << peer;
+  }
+}
+
+void RankSource::WaitPipeline(bool forward_direction) {
+  const int direction = forward_direction ? 0 : 1;
+  for (int peer = 0; peer < 2; ++peer)
+    if (pipeline_streams_[direction] & (1u << peer))
+      WaitEvent(kComputeStream, kPpJoinEvents[direction][peer]);
+  for (int i = 0; i < pipeline_recvs_[direction]; ++i) GatherReceived();
+  pipeline_streams_[direction] = 0;
+  pipeline_recvs_[direction] = 0;
 }
 
 void RankSource::UnitForward(const Unit& unit) {
@@ -928,11 +977,13 @@ void RankSource::Expand() {
     Op create;
     create.kind = OpKind::kStreamCreate;
     create.non_blocking = true;
-    for (const auto& [stream, wanted] : std::array<std::pair<std::int32_t, bool>, 4>{
+    for (const auto& [stream, wanted] : std::array<std::pair<std::int32_t, bool>, 6>{
              {{kGradStream, true},
               {kTpCommStream, par.tp_comm_overlap},
               {kCpCommStream, par.cp > 1},
-              {kGatherStream, spec.training.overlap_param_gather}}}) {
+              {kGatherStream, spec.training.overlap_param_gather},
+              {kPpPrevStream, overlap_p2p_},
+              {kPpNextStream, overlap_p2p_}}}) {
       if (!wanted) continue;
       create.stream = stream;
       buffer_.push_back(create);
@@ -954,18 +1005,29 @@ void RankSource::Expand() {
     const Action action = schedule_[step_++];
     switch (action.kind) {
       case Action::kComm:
-        PipelineComm(action.comm);
+        if (overlap_p2p_) {
+          // Activations travel with the forward direction, gradients with the backward.
+          OverlappedPipelineComm(action.comm & (Action::kSendNext | Action::kRecvPrev), true);
+          OverlappedPipelineComm(action.comm & (Action::kSendPrev | Action::kRecvNext), false);
+        } else {
+          for (int i = PipelineComm(action.comm, kComputeStream); i > 0; --i) GatherReceived();
+        }
         break;
       case Action::kForward:
+        WaitPipeline(true);
         Forward(action.micro_batch, action.chunk);
         break;
       case Action::kBackward:
+        WaitPipeline(false);
         Backward(action.micro_batch, action.chunk);
         break;
     }
     return;
   }
   if (phase_ == 1) {
+    // The last overlapped sends are done before the step ends.
+    WaitPipeline(true);
+    WaitPipeline(false);
     // Gradients: reduced across replicas (what the overlap did not already send), then the
     // optimizer step once the reductions are done.
     const bool overlap = spec.training.overlap_grad_reduce && dense_shards_ > 1;

@@ -108,6 +108,11 @@ struct TrainingSpec {
   DataType precision = DataType::kBfloat16;
   Recompute recompute = Recompute::kNone;
   bool overlap_grad_reduce = true;  // DP gradient reduction overlapped with the backward
+  // Interleaved 1F1B's pipeline sends and receives on their own stream, overlapped with the
+  // compute of the other direction; a forward (backward) waits only for the latest batch of
+  // activations (gradients). Megatron-LM's overlap_p2p_comm, on by default for interleaved
+  // schedules; the plain 1F1B schedule ignores it, as Megatron's does.
+  bool overlap_p2p_comm = true;
   // Parameter all-gathers (the distributed optimizer's updated weights, FSDP's per-layer
   // gathers) on a side stream, each started while the layer before it computes.
   bool overlap_param_gather = false;
