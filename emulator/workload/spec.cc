@@ -364,28 +364,25 @@ Status WorkloadSpec::Validate(int world_size) const {
   const bool uneven = parallel.first_stage_layers > 0 || parallel.last_stage_layers > 0;
   if (parallel.first_stage_layers < 0 || parallel.last_stage_layers < 0)
     return invalid("parallel.first_stage_layers and last_stage_layers must be at least 0");
-  if (v > 1) {
-    if (pp < 2) return invalid("parallel.virtual_stages > 1 needs parallel.pp > 1");
-    if (uneven)
-      return invalid(
-          "parallel.virtual_stages > 1 needs evenly split stages "
-          "(no first_stage_layers or last_stage_layers)");
+  if (v > 1 && pp < 2) return invalid("parallel.virtual_stages > 1 needs parallel.pp > 1");
+  if (uneven) {
+    if (pp < 2) return invalid("parallel.first_stage_layers and last_stage_layers need pp > 1");
+    // With interleaving they are the first and last virtual stages' layers.
+    const int fixed = (parallel.first_stage_layers > 0) + (parallel.last_stage_layers > 0);
+    const int rest = m.layers - parallel.first_stage_layers - parallel.last_stage_layers;
+    const int others = pp * v - fixed;
+    if (others == 0 ? rest != 0 : rest < others || rest % others != 0)
+      return invalid(fmt::format(
+          "{} less parallel.first_stage_layers ({}) and last_stage_layers ({}) leaves {} for "
+          "the other {} {}stages, which must split it evenly (at least one each)",
+          Count("layers", m.layers), parallel.first_stage_layers, parallel.last_stage_layers, rest,
+          others, v > 1 ? "virtual " : ""));
+  } else if (v > 1) {
     if (m.layers % (pp * v) != 0)
       return invalid(
           fmt::format("{} is not divisible by parallel.pp x parallel.virtual_stages "
                       "({} x {} = {})",
                       Count("layers", m.layers), pp, v, pp * v));
-  } else if (uneven) {
-    if (pp < 2) return invalid("parallel.first_stage_layers and last_stage_layers need pp > 1");
-    const int fixed = (parallel.first_stage_layers > 0) + (parallel.last_stage_layers > 0);
-    const int rest = m.layers - parallel.first_stage_layers - parallel.last_stage_layers;
-    const int others = pp - fixed;
-    if (others == 0 ? rest != 0 : rest < others || rest % others != 0)
-      return invalid(fmt::format(
-          "{} less parallel.first_stage_layers ({}) and last_stage_layers ({}) leaves {} for "
-          "the other {} stages, which must split it evenly (at least one each)",
-          Count("layers", m.layers), parallel.first_stage_layers, parallel.last_stage_layers, rest,
-          others));
   } else if (m.layers % pp != 0) {
     return invalid(fmt::format("{} is not divisible by {}", Count("layers", m.layers),
                                Count("parallel.pp", pp)));
@@ -446,24 +443,20 @@ int WorkloadSpec::micro_batches() const {
   return per_step > 0 ? static_cast<int>(training.global_batch / per_step) : 0;
 }
 
+// Virtual stage g = chunk x pp + stage (the stage itself without interleaving). The first and
+// last virtual stages hold first_stage_layers and last_stage_layers when set; the others split
+// the rest evenly.
 std::pair<int, int> WorkloadSpec::ChunkLayers(int stage, int chunk) const {
-  const int pp = parallel.pp, v = parallel.virtual_stages;
-  if (v > 1 || (parallel.first_stage_layers == 0 && parallel.last_stage_layers == 0)) {
-    const int per = model.layers / (pp * v);
-    const int first = (chunk * pp + stage) * per;
-    return {first, first + per};
-  }
+  const int stages = parallel.pp * parallel.virtual_stages;
+  const int g = chunk * parallel.pp + stage;
   const int first_n = parallel.first_stage_layers, last_n = parallel.last_stage_layers;
-  const int others = pp - (first_n > 0) - (last_n > 0);
+  const int others = stages - (first_n > 0) - (last_n > 0);
   const int middle = others > 0 ? (model.layers - first_n - last_n) / others : 0;
-  auto size = [&](int s) {
-    if (s == 0 && first_n > 0) return first_n;
-    if (s == pp - 1 && last_n > 0) return last_n;
-    return middle;
-  };
-  int first = 0;
-  for (int s = 0; s < stage; ++s) first += size(s);
-  return {first, first + size(stage)};
+  const int begin = first_n > 0 ? (g > 0 ? first_n + (g - 1) * middle : 0) : g * middle;
+  const int size = g == 0 && first_n > 0           ? first_n
+                   : g == stages - 1 && last_n > 0 ? last_n
+                                                   : middle;
+  return {begin, begin + size};
 }
 
 int WorkloadSpec::StageLayers(int stage) const {
@@ -601,24 +594,40 @@ WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size, int stage) co
                                             : parallel.shard_gradients ? sharded + largest_layer
                                                                        : all);
   mem.optimizer = 12 * (parallel.fsdp || parallel.distributed_optimizer ? sharded : all);
-  double per_chunk_max = 0;
   for (int c = 0; c < v; ++c) {
     const auto [first, end] = ChunkLayers(stage, c);
-    const double chunk = activation_bytes(first, end);
-    mem.activations_per_micro_batch += chunk;
-    per_chunk_max = std::max(per_chunk_max, chunk);
+    mem.activations_per_micro_batch += activation_bytes(first, end);
   }
   const int micro_batches = training.global_batch / (dp * training.micro_batch);
   if (v == 1) {
     mem.in_flight = std::min(pp - stage, micro_batches);
     mem.peak_activations = mem.activations_per_micro_batch * mem.in_flight;
   } else {
-    // Megatron's interleaved warm-up: 2 (pp - s - 1) + (v - 1) pp forwards, one more in the
-    // steady state; every chunk of this schedule holds the same layers.
-    const int total = micro_batches * v;
-    mem.in_flight =
-        micro_batches == pp ? total : std::min(total, 2 * (pp - stage - 1) + (v - 1) * pp + 1);
-    mem.peak_activations = per_chunk_max * mem.in_flight;
+    // Megatron's interleaved schedule: a warm-up of 2 (pp - s - 1) + (v - 1) pp forwards (all
+    // of them when m = pp), then one forward and one backward per step. Forward k runs chunk
+    // (k mod pv) / pp, backward k chunk v - 1 - (k mod pv) / pp; the peak follows the chunks in
+    // flight after each forward (their layers differ when the ends are uneven).
+    const int total = micro_batches * v, group = pp * v;
+    const int warmup =
+        micro_batches == pp ? total : std::min(total, 2 * (pp - stage - 1) + (v - 1) * pp);
+    std::vector<double> chunk_bytes(static_cast<size_t>(v));
+    for (int c = 0; c < v; ++c) {
+      const auto [first, end] = ChunkLayers(stage, c);
+      chunk_bytes[static_cast<size_t>(c)] = activation_bytes(first, end);
+    }
+    double held = 0;
+    int count = 0, backwards = 0;
+    for (int k = 0; k < total; ++k) {
+      held += chunk_bytes[static_cast<size_t>(k % group / pp)];
+      ++count;
+      if (held > mem.peak_activations) mem.peak_activations = held;
+      mem.in_flight = std::max(mem.in_flight, count);
+      if (k >= warmup) {  // the steady state's backward after this forward
+        held -= chunk_bytes[static_cast<size_t>(v - 1 - backwards % group / pp)];
+        ++backwards;
+        --count;
+      }
+    }
   }
   return mem;
 }

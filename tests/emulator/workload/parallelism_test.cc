@@ -303,5 +303,34 @@ TEST(UnevenPipelineTest, StagesHoldTheirLayers) {
   ExpectPeakMemoryMatchesPlan(s);
 }
 
+// Interleaved with uneven ends, as Llama 3 405B was trained (one layer fewer on the first and
+// last stages): first_stage_layers and last_stage_layers are the first and last virtual
+// stages' layers, the other virtual stages split the rest. 48 layers over 4 stages x 2 chunks:
+// 3 + 6 x 7 + 3.
+TEST(UnevenPipelineTest, InterleavedStagesTakeTheUnevenEndsOnTheirFirstAndLastChunks) {
+  Scenario s = Load("uneven_interleaved.toml", 1,
+                    "tp = 2\npp = 4\nvirtual_stages = 2\nfirst_stage_layers = 3\n"
+                    "last_stage_layers = 3",
+                    "global_batch = 16", kDeepGpt);
+  EXPECT_EQ(s.workload->ChunkLayers(0, 0), (std::pair<int, int>{0, 3}));
+  EXPECT_EQ(s.workload->ChunkLayers(1, 0), (std::pair<int, int>{3, 10}));
+  EXPECT_EQ(s.workload->ChunkLayers(0, 1), (std::pair<int, int>{24, 31}));
+  EXPECT_EQ(s.workload->ChunkLayers(3, 1), (std::pair<int, int>{45, 48}));
+  EXPECT_EQ(s.workload->StageLayers(0), 3 + 7);
+  EXPECT_EQ(s.workload->StageLayers(1), 7 + 7);
+  EXPECT_EQ(s.workload->StageLayers(3), 7 + 3);
+  auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_NEAR(TotalFlops(**w) / s.workload->iteration_flops(), 1.0, 1e-9);
+  ExpectPeakMemoryMatchesPlan(s);
+  // The rest must split evenly over the other virtual stages.
+  WorkloadSpec bad = *s.workload;
+  bad.parallel.first_stage_layers = 4;
+  EXPECT_EQ(bad.Validate(8).message(),
+            "layers (48) less parallel.first_stage_layers (4) and last_stage_layers (3) "
+            "leaves 41 for the other 6 virtual stages, which must split it evenly (at least one "
+            "each)");
+}
+
 }  // namespace
 }  // namespace myriad::emulator

@@ -73,7 +73,9 @@ struct ParallelSpec {
   // stages); 1 is the plain 1F1B schedule.
   int virtual_stages = 1;
   // Uneven pipelines (Megatron's decoder_first/last_pipeline_num_layers): the first and last
-  // stages hold this many layers and the others split the rest evenly; 0 splits evenly.
+  // stages hold this many layers and the others split the rest evenly; 0 splits evenly. With
+  // virtual stages, the first and last virtual stages (chunk 0 of stage 0, chunk v - 1 of the
+  // last stage).
   int first_stage_layers = 0;
   int last_stage_layers = 0;
   bool sequence_parallel = false;
