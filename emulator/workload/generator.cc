@@ -236,6 +236,7 @@ class RankSource : public OpSource {
   bool fsdp_ = false;                         // FSDP over > 1 rank
   bool zero2_ = false;                        // ZeRO-2: gradients sharded too
   bool overlap_p2p_ = false;                  // pipeline sends/receives on their stream
+  bool first_micro_batch_ = false;            // in the first micro-batch's forward
   // Overlapped ops not yet waited for, per direction (forward, backward): the peers' streams
   // they ran on (bit 0 previous, bit 1 next) and the receives whose TP gather is to run.
   std::array<unsigned, 2> pipeline_streams_ = {0, 0};
@@ -436,13 +437,48 @@ RankSource::RankSource(const SyntheticWorkload& w, int /*rank*/, const Coord& co
                   : OneForwardOneBackward(pp, micro, stage);
 }
 
+// FP8 training as Transformer Engine runs it: the linear layers' GEMMs (forward, dgrad,
+// wgrad) in FP8, the output layer, the MoE router and unfused attention in BF16. Each FP8 GEMM
+// needs its operands quantized with a transposed copy for the backward (TE's cast_transpose:
+// read 2 B, write 1 + 1 B per element): a forward GEMM's input unless the kernel before it
+// writes FP8 itself (TE fuses the cast into LayerNormLinear's norm and LayerNormMLP's
+// activation), a dgrad GEMM's output gradient, and the weights once per iteration (TE caches
+// them from the first micro-batch).
+enum class Fp8Role { kBf16, kForward, kForwardFusedInput, kDgrad, kWgrad };
+
+Fp8Role RoleOf(std::string_view name) {
+  for (std::string_view bf16 :
+       {"gemm_logits", "gemm_moe_router", "gemm_attention_scores", "gemm_attention_values"})
+    if (name.substr(0, bf16.size()) == bf16) return Fp8Role::kBf16;
+  auto ends = [&](std::string_view suffix) {
+    return name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
+  };
+  if (ends("_dgrad")) return Fp8Role::kDgrad;
+  if (ends("_wgrad")) return Fp8Role::kWgrad;
+  for (std::string_view fused : {"gemm_qkv", "gemm_mlp_up", "gemm_mlp_down",
+                                 "gemm_shared_expert_up", "gemm_shared_expert_down"})
+    if (name == fused) return Fp8Role::kForwardFusedInput;
+  return Fp8Role::kForward;
+}
+
+constexpr double kFp8CastBytesPerElement = 2 + 1 + 1;  // bf16 in, fp8 and its transpose out
+
 void RankSource::Gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k,
                       std::int64_t batch) {
+  const bool fp8 = w_.spec_.training.precision == DataType::kFloat8e4m3;
+  const Fp8Role role = fp8 ? RoleOf(name) : Fp8Role::kBf16;
+  const double elements = static_cast<double>(m) * static_cast<double>(k) * batch;
+  if (role == Fp8Role::kForward || role == Fp8Role::kDgrad)
+    Streaming("fp8_cast_transpose", elements * kFp8CastBytesPerElement);
+  if ((role == Fp8Role::kForward || role == Fp8Role::kForwardFusedInput) && first_micro_batch_)
+    Streaming("fp8_cast_transpose_weight",
+              static_cast<double>(n) * static_cast<double>(k) * batch * kFp8CastBytesPerElement);
   Op op;
   op.kind = OpKind::kKernel;
   op.stream = kComputeStream;
   op.name = w_.Name(name);
-  op.gemm = {m, n, k, batch, w_.spec_.training.precision};
+  op.gemm = {m, n, k, batch,
+             fp8 && role == Fp8Role::kBf16 ? DataType::kBfloat16 : w_.spec_.training.precision};
   buffer_.push_back(op);
   if (join_after_next_gemm_) {
     join_after_next_gemm_ = false;
@@ -934,10 +970,12 @@ void RankSource::Forward(int micro_batch, int chunk) {
   keep.kind = OpKind::kMalloc;  // the activations kept for the backward pass
   keep.bytes = activation_bytes_[static_cast<size_t>(chunk)];
   buffer_.push_back(keep);
+  first_micro_batch_ = micro_batch == 0;
   for (const Unit& unit : chunks_[static_cast<size_t>(chunk)]) {
     ParamGather(unit, micro_batch == 0);
     UnitForward(unit);
   }
+  first_micro_batch_ = false;
 }
 
 void RankSource::Backward(int micro_batch, int chunk) {

@@ -576,6 +576,8 @@ WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size, int stage) co
           std::max(largest_layer, layer_dense / tp + layer_experts / (tp * parallel.ep));
     }
   }
+  // The layers' weights on this rank, which FP8 training also keeps as cached FP8 copies.
+  const double layer_weights = dense / tp + experts / (static_cast<double>(tp) * parallel.ep);
   const bool gpt = m.activation == Activation::kGelu;
   if (stage == 0) dense += static_cast<double>(m.vocab) * h + (gpt ? m.seq * h : 0.0);
   if (stage == pp - 1) {
@@ -588,6 +590,9 @@ WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size, int stage) co
   const double sharded = dense / parallel.dense_shards(dp) + experts / parallel.expert_shards(dp);
   RankMemory mem;
   mem.weights = parallel.fsdp ? 2 * sharded + 2 * 2 * largest_layer : 2 * all;
+  // Transformer Engine caches each FP8 weight and its transpose (1 + 1 B per parameter).
+  if (training.precision == DataType::kFloat8e4m3 && !parallel.fsdp)
+    mem.weights += 2 * layer_weights;
   // ZeRO-2 keeps the shard plus the whole gradients of the unit being reduce-scattered.
   mem.gradients =
       SizeOf(training.grad_reduce_dtype) * (parallel.fsdp              ? sharded
