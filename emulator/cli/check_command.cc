@@ -124,6 +124,11 @@ void Describe(const emulator::Scenario& s, Report& r) {
   r.Traced("latency", FormatDuration(up.latency), "scale_up.latency");
   r.Traced("NVLS", YesNo(up.nvls), "scale_up.nvls");
 
+  r.Traced("NCCL release followed",
+           fmt::format("{}.{}.{}", c.nccl_version / 10000, c.nccl_version / 100 % 100,
+                       c.nccl_version % 100),
+           "nccl_version");
+
   const netmodel::ScaleOut& out = c.scale_out;
   r.Section("scale-out (per direction)");
   r.Traced("topology", std::string(netmodel::ToString(out.topology)), "scale_out.topology");

@@ -192,13 +192,23 @@ class Resolver {
     if (table == nullptr) return root->Missing("cluster", "the [cluster] table");
     Result<TableReader> cluster = TableReader::Open(
         *table, "cluster",
-        {"gpu", "nodes", "gpus_per_node", "gpu_override", "scale_up", "scale_out"});
+        {"gpu", "nodes", "gpus_per_node", "gpu_override", "scale_up", "scale_out", "nccl_version"});
     if (!cluster.ok()) return cluster.status();
 
     MYRIAD_RETURN_IF_ERROR(ResolveSize(*cluster));
     MYRIAD_RETURN_IF_ERROR(ResolveGpu(*cluster));
     MYRIAD_RETURN_IF_ERROR(ResolveScaleUp(*cluster));
     MYRIAD_RETURN_IF_ERROR(ResolveScaleOut(*cluster));
+    Field<std::string> nccl_version;
+    MYRIAD_RETURN_IF_ERROR(cluster->String("nccl_version", &nccl_version));
+    if (nccl_version.present) {
+      Result<int> code = netmodel::ParseNcclVersion(nccl_version.value);
+      if (!code.ok()) return nccl_version.Error(code.status().message());
+      cluster_.nccl_version = *code;
+    }
+    Record("nccl_version", nccl_version.present
+                               ? Override(nccl_version.pos)
+                               : "default: the NCCL whose tuning the model follows");
     // The checks above place their errors at the offending value; this is the backstop for
     // combinations they do not cover.
     if (Status valid = cluster_.Validate(); !valid.ok()) {

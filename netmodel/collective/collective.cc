@@ -112,6 +112,12 @@ bool CollectiveModel::Applicable(CollectiveOp op, const CommLayout& layout, Algo
   const bool nvls = cluster_.scale_up.nvls && layout.ranks_per_domain > 1;
   const bool sharp = cluster_.scale_out.in_network_reduction;
   if (layout.ranks == 1) return !IsPointToPoint(op) && algorithm == Algorithm::kRing;
+  // Algorithms the scenario's NCCL release does not have yet.
+  const int version = cluster_.nccl_version;
+  if ((algorithm == Algorithm::kNvls && version < kNcclVersionNvls) ||
+      (algorithm == Algorithm::kNvlsTree && version < kNcclVersionNvlsTree) ||
+      (algorithm == Algorithm::kPat && version < kNcclVersionPat))
+    return false;
   if (IsPointToPoint(op)) return algorithm == Algorithm::kDirect && protocol != Protocol::kLL128;
   switch (algorithm) {
     case Algorithm::kRing:

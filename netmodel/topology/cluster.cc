@@ -1,5 +1,6 @@
 #include "myriad/netmodel/cluster.h"
 
+#include <algorithm>
 #include <string>
 
 namespace myriad::netmodel {
@@ -48,6 +49,27 @@ std::string_view ToString(Routing routing) {
       return "adaptive";
   }
   return "?";
+}
+
+Result<int> ParseNcclVersion(std::string_view text) {
+  // "2.M" or "2.M.P", each part 1 or 2 digits.
+  int parts[3] = {0, 0, 0};
+  int count = 0;
+  bool ok = true;
+  size_t start = 0;
+  while (ok) {
+    const size_t dot = std::min(text.find('.', start), text.size());
+    const std::string_view part = text.substr(start, dot - start);
+    ok = count < 3 && !part.empty() && part.size() <= 2 &&
+         part.find_first_not_of("0123456789") == std::string_view::npos;
+    if (ok) parts[count++] = std::stoi(std::string(part));
+    if (dot == text.size()) break;
+    start = dot + 1;
+  }
+  if (!ok || count < 2 || parts[0] != 2)
+    return Status::InvalidArgument("'" + std::string(text) +
+                                   "' is not an NCCL 2.x version such as \"2.18\" or \"2.21.5\"");
+  return parts[0] * 10000 + parts[1] * 100 + parts[2];
 }
 
 double Cluster::scale_out_bandwidth_per_gpu() const {

@@ -104,6 +104,37 @@ TEST(CollectiveModelTest, TwoNodesRunTreesPastTheRingBound) {
   EXPECT_EQ(Predict(four, CollectiveOp::kAllReduce, 4 * kGiB).algorithm, Algorithm::kRing);
 }
 
+// The scenario's NCCL release decides which algorithms exist: before 2.18 there is no
+// NVLS-tree (2-node AllReduce falls back to the ring), before 2.17 no NVLS, before 2.23 no PAT.
+TEST(CollectiveModelTest, OlderNcclReleasesLackTheNewerAlgorithms) {
+  Cluster two = DgxCluster("h100-sxm", 2);
+  two.nccl_version = ParseNcclVersion("2.18").value();
+  EXPECT_EQ(Predict(two, CollectiveOp::kAllReduce, 4 * kGiB).algorithm, Algorithm::kNvlsTree);
+  two.nccl_version = ParseNcclVersion("2.17.1").value();
+  EXPECT_EQ(Predict(two, CollectiveOp::kAllReduce, 4 * kGiB).algorithm, Algorithm::kRing);
+  Cluster one = DgxCluster("h100-sxm", 1);
+  one.nccl_version = ParseNcclVersion("2.16").value();
+  EXPECT_NE(Predict(one, CollectiveOp::kAllReduce, 4 * kGiB).algorithm, Algorithm::kNvls);
+  Cluster per_node = DgxCluster("h100-sxm", 16);
+  std::vector<int> one_per_node;
+  for (int n = 0; n < 16; ++n) one_per_node.push_back(8 * n);
+  CollectiveRequest pat;
+  pat.op = CollectiveOp::kAllGather;
+  pat.bytes = kMiB;
+  pat.ranks = 16;
+  pat.algorithms = ParseNcclAlgo("pat").value();
+  const CollectiveModel model(per_node);
+  EXPECT_TRUE(model.Estimate(pat, model.LayoutOf(one_per_node)).ok());
+  per_node.nccl_version = ParseNcclVersion("2.22").value();
+  const CollectiveModel old(per_node);
+  EXPECT_FALSE(old.Estimate(pat, old.LayoutOf(one_per_node)).ok());
+  EXPECT_EQ(ParseNcclVersion("2.28.3").value(), 22803);
+  EXPECT_FALSE(ParseNcclVersion("3.0").ok());
+  EXPECT_FALSE(ParseNcclVersion("2").ok());
+  EXPECT_FALSE(ParseNcclVersion("2.18.").ok());
+  EXPECT_FALSE(ParseNcclVersion("2.18.1.1").ok());
+}
+
 TEST(CollectiveModelTest, SmallMessageLatencyGrowsWithScale) {
   double previous = 0;
   for (int nodes : {1, 2, 16, 128, 1024}) {

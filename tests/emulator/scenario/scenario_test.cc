@@ -100,19 +100,19 @@ TEST_F(ScenarioTest, ProvenanceListsEveryResolvedValueInDisplayOrder) {
   const std::string catalog = "catalog h100-sxm";
   EXPECT_THAT(
       one.provenance,
-      ElementsAre(Pair("gpu", At("one.toml", 3, 7)), Pair("nodes", At("one.toml", 4, 9)),
-                  Pair("gpus_per_node", At("one.toml", 5, 17)), Pair("gpu.bf16_flops", catalog),
-                  Pair("gpu.fp8_flops", catalog), Pair("gpu.fp32_flops", catalog),
-                  Pair("gpu.hbm", catalog), Pair("gpu.hbm_bandwidth", catalog),
-                  Pair("gpu.hbm_efficiency", catalog), Pair("gpu.sm_count", catalog),
-                  Pair("gpu.nvlink_links", catalog), Pair("gpu.nvlink_link_bandwidth", catalog),
-                  Pair("gpu.nvlink_efficiency", catalog), Pair("gpu.channel_bandwidth", catalog),
-                  Pair("gpu.nvlink_sharp", catalog), Pair("scale_up.kind", "default"),
-                  Pair("scale_up.domain_size", "derived: gpus_per_node"),
-                  Pair("scale_up.bandwidth", "derived: nvlink_links x nvlink_link_bandwidth"),
-                  Pair("scale_up.efficiency", catalog), Pair("scale_up.latency", "default"),
-                  Pair("scale_up.nvls", "derived: gpu.nvlink_sharp"),
-                  Pair("scale_out.topology", "default")));
+      ElementsAre(
+          Pair("gpu", At("one.toml", 3, 7)), Pair("nodes", At("one.toml", 4, 9)),
+          Pair("gpus_per_node", At("one.toml", 5, 17)), Pair("gpu.bf16_flops", catalog),
+          Pair("gpu.fp8_flops", catalog), Pair("gpu.fp32_flops", catalog), Pair("gpu.hbm", catalog),
+          Pair("gpu.hbm_bandwidth", catalog), Pair("gpu.hbm_efficiency", catalog),
+          Pair("gpu.sm_count", catalog), Pair("gpu.nvlink_links", catalog),
+          Pair("gpu.nvlink_link_bandwidth", catalog), Pair("gpu.nvlink_efficiency", catalog),
+          Pair("gpu.channel_bandwidth", catalog), Pair("gpu.nvlink_sharp", catalog),
+          Pair("scale_up.kind", "default"), Pair("scale_up.domain_size", "derived: gpus_per_node"),
+          Pair("scale_up.bandwidth", "derived: nvlink_links x nvlink_link_bandwidth"),
+          Pair("scale_up.efficiency", catalog), Pair("scale_up.latency", "default"),
+          Pair("scale_up.nvls", "derived: gpu.nvlink_sharp"), Pair("scale_out.topology", "default"),
+          Pair("nccl_version", "default: the NCCL whose tuning the model follows")));
 
   const Scenario many =
       Load("many.toml", H100Cluster(64, "topology = \"rail-optimized\"\nnic = \"cx7-400g\"\n"));
@@ -124,7 +124,7 @@ TEST_F(ScenarioTest, ProvenanceListsEveryResolvedValueInDisplayOrder) {
                   "scale_out.nic.efficiency", "scale_out.nic.latency", "scale_out.nics_per_node",
                   "scale_out.switch", "scale_out.switch.latency", "scale_out.oversubscription",
                   "scale_out.nodes_per_leaf", "scale_out.in_network_reduction", "scale_out.fabric",
-                  "scale_out.routing", "scale_out.qps_per_connection"));
+                  "scale_out.routing", "scale_out.qps_per_connection", "nccl_version"));
   EXPECT_EQ(many.Origin("scale_out.fabric"), "derived: switch quantum-2");
   EXPECT_EQ(many.Origin("scale_out.routing"), "derived: fabric infiniband");
   EXPECT_EQ(many.cluster.scale_out.routing, netmodel::Routing::kAdaptive);
@@ -502,7 +502,7 @@ TEST_F(ScenarioTest, ValueErrorsPointAtTheValue) {
   EXPECT_EQ(Error("t.toml", std::string(kH100Node) + "include = \"x.toml\"\n"),
             At("t.toml", 6, 1) +
                 ": cluster.include: unknown key (expected one of: gpu, nodes, "
-                "gpus_per_node, gpu_override, scale_up, scale_out)");
+                "gpus_per_node, gpu_override, scale_up, scale_out, nccl_version)");
 }
 
 TEST_F(ScenarioTest, ErrorsAreOneLine) {

@@ -36,6 +36,17 @@ std::string_view ToString(ScaleUpKind kind);
 std::string_view ToString(ScaleOutTopology topology);
 std::string_view ToString(Routing routing);
 
+// The NCCL release whose algorithm choices the collective model follows, as NCCL_VERSION_CODE
+// (major x 10000 + minor x 100 + patch): 2.28.9, the toolkit's NCCL here (its tuning.cc
+// constants are in collective/nccl_constants.h). Older releases lack algorithms: NVLS before
+// 2.17, NVLS-Tree before 2.18, PAT before 2.23 (NCCL release notes).
+inline constexpr int kDefaultNcclVersion = 22809;
+inline constexpr int kNcclVersionNvls = 21700;
+inline constexpr int kNcclVersionNvlsTree = 21800;
+inline constexpr int kNcclVersionPat = 22300;
+// Parses "2.18" or "2.18.3" into a version code; the error names the value.
+Result<int> ParseNcclVersion(std::string_view text);
+
 // NCCL's default number of queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION = 1, NCCL
 // environment variable documentation); each is hashed on its own under ECMP.
 inline constexpr int kDefaultQpsPerConnection = 1;
@@ -74,6 +85,8 @@ struct Cluster {
   int gpus_per_node = 0;
   ScaleUp scale_up;
   ScaleOut scale_out;
+
+  int nccl_version = kDefaultNcclVersion;  // whose algorithms the collective model may pick
 
   int total_gpus() const { return nodes * gpus_per_node; }
   int scale_up_domains() const { return total_gpus() / scale_up.domain_size; }
