@@ -283,8 +283,7 @@ Status WorkloadSpec::Validate(int world_size) const {
                                ToString(training.precision)));
   }
   if (parallel.shard_gradients && !parallel.distributed_optimizer)
-    return Status::InvalidArgument(
-        "parallel.shard_gradients (ZeRO-2) needs parallel.distributed_optimizer = true");
+    return invalid("parallel.shard_gradients (ZeRO-2) needs parallel.distributed_optimizer = true");
   if (parallel.fsdp && parallel.distributed_optimizer)
     return invalid(
         "parallel.fsdp already shards the optimizer state; drop parallel.distributed_optimizer");
@@ -599,9 +598,11 @@ WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size, int stage) co
                                             : parallel.shard_gradients ? sharded + largest_layer
                                                                        : all);
   mem.optimizer = 12 * (parallel.fsdp || parallel.distributed_optimizer ? sharded : all);
+  std::vector<double> chunk_bytes(static_cast<size_t>(v));  // one micro-batch's, per chunk
   for (int c = 0; c < v; ++c) {
     const auto [first, end] = ChunkLayers(stage, c);
-    mem.activations_per_micro_batch += activation_bytes(first, end);
+    chunk_bytes[static_cast<size_t>(c)] = activation_bytes(first, end);
+    mem.activations_per_micro_batch += chunk_bytes[static_cast<size_t>(c)];
   }
   const int micro_batches = training.global_batch / (dp * training.micro_batch);
   if (v == 1) {
@@ -615,11 +616,6 @@ WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size, int stage) co
     const int total = micro_batches * v, group = pp * v;
     const int warmup =
         micro_batches == pp ? total : std::min(total, 2 * (pp - stage - 1) + (v - 1) * pp);
-    std::vector<double> chunk_bytes(static_cast<size_t>(v));
-    for (int c = 0; c < v; ++c) {
-      const auto [first, end] = ChunkLayers(stage, c);
-      chunk_bytes[static_cast<size_t>(c)] = activation_bytes(first, end);
-    }
     double held = 0;
     int count = 0, backwards = 0;
     for (int k = 0; k < total; ++k) {

@@ -70,6 +70,16 @@ const std::array<SwitchSpec, 4>& Switches() {
 
 }  // namespace
 
+std::string_view ToString(Fabric fabric) {
+  switch (fabric) {
+    case Fabric::kInfiniBand:
+      return "infiniband";
+    case Fabric::kEthernet:
+      return "ethernet";
+  }
+  return "?";
+}
+
 Result<NicSpec> FindNic(std::string_view key) { return catalog::Find(Nics(), key, "NIC"); }
 std::vector<std::string> NicKeys() { return catalog::Keys(Nics()); }
 Result<SwitchSpec> FindSwitch(std::string_view key) {

@@ -31,16 +31,6 @@ std::string_view ToString(ScaleOutTopology topology) {
   return "?";
 }
 
-std::string_view ToString(Fabric fabric) {
-  switch (fabric) {
-    case Fabric::kInfiniBand:
-      return "infiniband";
-    case Fabric::kEthernet:
-      return "ethernet";
-  }
-  return "?";
-}
-
 std::string_view ToString(Routing routing) {
   switch (routing) {
     case Routing::kEcmp:
