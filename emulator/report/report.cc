@@ -88,7 +88,41 @@ std::string IterationNote(const RunResult& result) {
                      n == 2 ? "" : "s");
 }
 
+// A communicator's family: its name up to the first '.' ("dp.t3.p0" is "dp").
+std::string Family(const std::string& comm) { return comm.substr(0, comm.find('.')); }
+
 }  // namespace
+
+std::vector<CollectiveGroup> GroupCollectives(const std::vector<CollectiveStats>& collectives) {
+  std::vector<CollectiveGroup> groups;
+  std::vector<std::vector<std::string>> members;  // per group: its communicators
+  for (const CollectiveStats& c : collectives) {
+    const std::string family = Family(c.comm);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const CollectiveGroup& g) {
+      return g.family == family && g.op == c.op && g.bytes == c.bytes &&
+             g.algorithm == c.algorithm && g.protocol == c.protocol;
+    });
+    if (it == groups.end()) {
+      groups.push_back({family, c.op, c.bytes, c.algorithm, c.protocol, 0, 0, 0, 0});
+      members.emplace_back();
+      it = groups.end() - 1;
+    }
+    std::vector<std::string>& comms = members[static_cast<size_t>(it - groups.begin())];
+    if (std::find(comms.begin(), comms.end(), c.comm) == comms.end()) comms.push_back(c.comm);
+    it->communicators = static_cast<int>(comms.size());
+    // Means weighted by calls, so a group's time is what its average call took.
+    const double calls = static_cast<double>(c.calls);
+    const double total = static_cast<double>(it->calls) + calls;
+    if (total > 0) {
+      it->alone_us =
+          (it->alone_us * static_cast<double>(it->calls) + ToMicros(c.duration) * calls) / total;
+      it->mean_us =
+          (it->mean_us * static_cast<double>(it->calls) + ToMicros(c.flow_mean) * calls) / total;
+    }
+    it->calls += c.calls;
+  }
+  return groups;
+}
 
 std::string FormatSummary(const RunResult& result, const RunContext& context) {
   std::string out = fmt::format("myriad {}: {} on {} ({})\n", context.command, context.workload,
@@ -152,19 +186,26 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
     }
   }
   if (!result.collectives.empty()) {
-    // Flow fidelity: the mean time per call with the traffic around it, beside the time alone.
+    // One line per (communicator family, op, size, algorithm): the 64 data-parallel groups of
+    // a folded run are one line, not 64; the JSON report lists every communicator.
     const bool flow = context.fidelity == "flow";
-    out += fmt::format("\ncollectives (network model: {})\n", context.fidelity);
-    out += fmt::format("  {:<14} {:<14} {:>12} {:>8} {:>14}", "communicator", "op", "size", "calls",
-                       "us per call");
+    const std::vector<CollectiveGroup> groups = GroupCollectives(result.collectives);
+    out += fmt::format(
+        "\ncollectives (network model: {}; by communicator family, each one in the JSON report)\n",
+        context.fidelity);
+    out += fmt::format("  {:<10} {:<14} {:>12} {:>6} {:>8} {:>14}", "family", "op", "size", "comms",
+                       "calls", "us per call");
     if (flow) out += fmt::format(" {:>14} {:>9}", "us alone", "slowdown");
     out += "  algorithm\n";
-    for (const CollectiveStats& c : result.collectives) {
-      out += fmt::format("  {:<14} {:<14} {:>12} {:>8} {:>14}", c.comm, netmodel::ToString(c.op),
-                         Bytes(c.bytes), c.calls, Us(flow ? c.flow_mean : c.duration));
-      if (flow) out += fmt::format(" {:>14} {:>8.2f}x", Us(c.duration), Slowdown(c));
+    for (const CollectiveGroup& g : groups) {
+      out += fmt::format("  {:<10} {:<14} {:>12} {:>6} {:>8} {:>14}", g.family,
+                         netmodel::ToString(g.op), Bytes(g.bytes), g.communicators, g.calls,
+                         fmt::format("{:.3f}", flow ? g.mean_us : g.alone_us));
+      if (flow)
+        out += fmt::format(" {:>14.3f} {:>8.2f}x", g.alone_us,
+                           g.alone_us > 0 ? g.mean_us / g.alone_us : 1.0);
       out +=
-          fmt::format("  {}/{}\n", netmodel::ToString(c.algorithm), netmodel::ToString(c.protocol));
+          fmt::format("  {}/{}\n", netmodel::ToString(g.algorithm), netmodel::ToString(g.protocol));
     }
   }
   if (!context.notes.empty()) out += "\n";

@@ -136,7 +136,7 @@ TEST(ReplayCommandTest, FlowFidelityShowsContentionInReportAndTimeline) {
       Call(RunReplay, {"traces/flow-contention.jsonl", "--scenario", "scenarios/h100-x16.toml",
                        "--fidelity", "flow", "--report", report, "--timeline", timeline});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("collectives (network model: flow)"));
+  EXPECT_THAT(r.out, HasSubstr("collectives (network model: flow;"));
   EXPECT_THAT(r.out, HasSubstr("2.00x  Ring/Simple"));
   const std::string json = ReadFile(report);
   EXPECT_THAT(json, HasSubstr("\"network_fidelity\": \"flow\""));
@@ -147,7 +147,7 @@ TEST(ReplayCommandTest, FlowFidelityShowsContentionInReportAndTimeline) {
   const auto analytical =
       Call(RunReplay, {"traces/flow-contention.jsonl", "--scenario", "scenarios/h100-x16.toml"});
   ASSERT_EQ(analytical.status, 0) << analytical.err;
-  EXPECT_THAT(analytical.out, HasSubstr("collectives (network model: analytical)"));
+  EXPECT_THAT(analytical.out, HasSubstr("collectives (network model: analytical;"));
   EXPECT_THAT(analytical.out, Not(HasSubstr("slowdown")));
 }
 

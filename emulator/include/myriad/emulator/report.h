@@ -2,6 +2,7 @@
 // (docs/report-schema.md) and the Chrome/Perfetto timeline.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -35,6 +36,22 @@ struct RunContext {
   // the GPU read back as zeros: the summary's last lines, the report's "notes".
   std::vector<std::string> notes;
 };
+
+// Collectives that repeat across communicators of one family (the name up to its first '.':
+// "dp.t3.p0" is "dp"), one op, size, algorithm and protocol, as one entry: what the summary
+// prints. Times are means per call, weighted by calls; in first-seen order.
+struct CollectiveGroup {
+  std::string family;
+  netmodel::CollectiveOp op = netmodel::CollectiveOp::kAllReduce;
+  std::uint64_t bytes = 0;
+  netmodel::Algorithm algorithm = netmodel::Algorithm::kRing;
+  netmodel::Protocol protocol = netmodel::Protocol::kSimple;
+  int communicators = 0;
+  std::uint64_t calls = 0;
+  double alone_us = 0;  // the analytical time of one call
+  double mean_us = 0;   // flow fidelity: with the traffic around it
+};
+std::vector<CollectiveGroup> GroupCollectives(const std::vector<CollectiveStats>& collectives);
 
 std::string FormatSummary(const RunResult& result, const RunContext& context);
 // The JSON report: stable key order, fixed number formatting, byte-identical for equal runs.
