@@ -18,6 +18,9 @@ inline constexpr int kExitInternalError = 70;
 // kExitInternalError (cli/last_resort.cc).
 void InstallLastResort();
 
+// `myriad --version`: the release (the CMake project's version) and the NCCL it models.
+std::string VersionText();
+
 // `myriad check SCENARIO`: prints the resolved cluster and where each number came from.
 int RunCheck(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

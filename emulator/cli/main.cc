@@ -20,28 +20,50 @@ constexpr const char* kUsage =
     "  trace convert IN OUT             convert a trace between JSON Lines and binary\n"
     "  gate --baseline A --current B    compare two reports; exit 1 on a regression\n"
     "  profile import TRACE -o OUT.kdb  kernel profiles from a real GPU's traces\n"
-    "\n"
-    "`myriad <command> --help` describes one command.\n";
+    "  help COMMAND                     describe one command (as `myriad COMMAND --help`)\n"
+    "  --version                        print Myriad's version and the NCCL it models\n";
+
+// Each command, by name, for dispatch and for `myriad help COMMAND`.
+using Command = int (*)(const std::vector<std::string>&, std::ostream&, std::ostream&);
+Command Find(const std::string& name) {
+  namespace cli = myriad::cli;
+  if (name == "check") return cli::RunCheck;
+  if (name == "collective") return cli::RunCollective;
+  if (name == "run") return cli::RunRun;
+  if (name == "simulate") return cli::RunSimulate;
+  if (name == "replay") return cli::RunReplay;
+  if (name == "trace") return cli::RunTrace;
+  if (name == "gate") return cli::RunGate;
+  if (name == "profile") return cli::RunProfile;
+  return nullptr;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   myriad::cli::InstallLastResort();
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" ||
+      (args[0] == "help" && args.size() == 1)) {
     (args.empty() ? std::cerr : std::cout) << kUsage;
     return args.empty() ? myriad::cli::kExitBadInput : myriad::cli::kExitOk;
   }
   const std::string command = args[0];
   args.erase(args.begin());
-  if (command == "check") return myriad::cli::RunCheck(args, std::cout, std::cerr);
-  if (command == "collective") return myriad::cli::RunCollective(args, std::cout, std::cerr);
-  if (command == "run") return myriad::cli::RunRun(args, std::cout, std::cerr);
-  if (command == "simulate") return myriad::cli::RunSimulate(args, std::cout, std::cerr);
-  if (command == "replay") return myriad::cli::RunReplay(args, std::cout, std::cerr);
-  if (command == "trace") return myriad::cli::RunTrace(args, std::cout, std::cerr);
-  if (command == "gate") return myriad::cli::RunGate(args, std::cout, std::cerr);
-  if (command == "profile") return myriad::cli::RunProfile(args, std::cout, std::cerr);
+  if (command == "--version" || command == "version") {
+    std::cout << myriad::cli::VersionText();
+    return myriad::cli::kExitOk;
+  }
+  if (command == "help") {
+    if (args.size() != 1) {
+      std::cerr << "myriad help: error: name one command\n" << kUsage;
+      return myriad::cli::kExitBadInput;
+    }
+    if (Command help = Find(args[0])) return help({"--help"}, std::cout, std::cerr);
+    std::cerr << "myriad help: error: unknown command '" << args[0] << "'\n" << kUsage;
+    return myriad::cli::kExitBadInput;
+  }
+  if (Command run = Find(command)) return run(args, std::cout, std::cerr);
   std::cerr << "myriad: error: unknown command '" << command << "'\n" << kUsage;
   return myriad::cli::kExitBadInput;
 }
