@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -24,7 +25,7 @@ using emulator::FormatNumber;
 using netmodel::ScaleOutTopology;
 
 constexpr const char* kUsage =
-    "usage: myriad check SCENARIO\n"
+    "usage: myriad check SCENARIO [--json]\n"
     "\n"
     "Loads SCENARIO (a TOML file, see docs/scenarios.md), checks it, and prints the\n"
     "cluster it describes. Each figure ends with where it came from:\n"
@@ -33,6 +34,7 @@ constexpr const char* kUsage =
     "  [catalog KEY]             Myriad's hardware catalog\n"
     "  [default]                 Myriad's default\n"
     "  [derived: ...]            computed from other figures\n"
+    "--json prints the same as JSON: sections of rows (label, value, origin).\n"
     "Exit status: 0 if the scenario is valid, 2 if not.\n";
 
 struct Row {
@@ -52,6 +54,22 @@ class Report {
   // A line whose origin is the one the scenario recorded for `key`.
   void Traced(std::string label, std::string value, std::string_view key) {
     Line(std::move(label), std::move(value), std::string(scenario_.Origin(key)));
+  }
+
+  // --json: {"sections": [{"title", "rows": [{"label", "value", "origin"}]}]}, the values as
+  // printed (with their units), the origins as in brackets.
+  void PrintJson(std::ostream& out) const {
+    nlohmann::ordered_json sections = nlohmann::ordered_json::array();
+    for (const Row& row : rows_) {
+      if (row.label.empty()) {
+        sections.push_back({{"title", row.value}, {"rows", nlohmann::ordered_json::array()}});
+        continue;
+      }
+      nlohmann::ordered_json entry = {{"label", row.label}, {"value", row.value}};
+      if (!row.origin.empty()) entry["origin"] = row.origin;
+      sections.back()["rows"].push_back(std::move(entry));
+    }
+    out << nlohmann::ordered_json({{"sections", sections}}).dump(2) << "\n";
   }
 
   void Print(std::ostream& out) const {
@@ -221,10 +239,15 @@ int RunCheck(const std::vector<std::string>& args, std::ostream& out, std::ostre
     return kExitBadInput;
   };
   std::string path;
+  bool json = false;
   for (const std::string& arg : args) {
     if (arg == "--help" || arg == "-h") {
       out << kUsage;
       return kExitOk;
+    }
+    if (arg == "--json") {
+      json = true;
+      continue;
     }
     if (arg.size() > 1 && arg[0] == '-') return usage_error("unknown option '" + arg + "'");
     if (!path.empty()) return usage_error("unexpected argument '" + arg + "'");
@@ -241,7 +264,10 @@ int RunCheck(const std::vector<std::string>& args, std::ostream& out, std::ostre
   Describe(*scenario, report);
   DescribeLaunch(scenario->launch, report);
   DescribeNetwork(*scenario, report);
-  report.Print(out);
+  if (json)
+    report.PrintJson(out);
+  else
+    report.Print(out);
   return kExitOk;
 }
 

@@ -33,6 +33,7 @@ const char* const kGateUsage =
     "  --thresholds FILE         per-metric thresholds and directions (TOML; docs/ci.md)\n"
     "  --allow-different-scenario  compare reports of different scenarios or commands\n"
     "  --markdown FILE           also write a Markdown summary (a pull-request comment)\n"
+    "  --json                    print the comparison as JSON instead of the table\n"
     "  --benchmark-json FILE     also write github-action-benchmark input\n"
     "                            (customSmallerIsBetter: name, unit, value)\n";
 
@@ -70,8 +71,12 @@ int GateReports(const std::string& baseline_path, const std::string& current_jso
     err << "myriad: error: " << result.status().message() << "\n";
     return kExitBadInput;
   }
-  out << fmt::format("\ngate: {} against baseline {}\n", current_name, baseline_path);
-  out << emulator::FormatGateTable(*result);
+  if (outputs.json) {
+    out << emulator::GateJson(*result, baseline_path, current_name);
+  } else {
+    out << fmt::format("\ngate: {} against baseline {}\n", current_name, baseline_path);
+    out << emulator::FormatGateTable(*result);
+  }
   if (!outputs.markdown_path.empty() &&
       !WriteFile(outputs.markdown_path,
                  emulator::FormatGateMarkdown(
@@ -134,6 +139,8 @@ int RunGate(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       problem = fraction(&max_regression);
     } else if (a == "--max-change") {
       problem = fraction(&max_change);
+    } else if (a == "--json") {
+      outputs.json = true;
     } else if (a == "--allow-different-scenario") {
       options.allow_different_scenario = true;
     } else {

@@ -96,7 +96,9 @@ int RunReplay(const std::vector<std::string>& args, std::ostream& out, std::ostr
                                {},
                                {}};
   const int status = FinishRun(*result, context, flags, out, err);
-  return status != kExitOk ? status : GateAgainstBaseline(*result, context, flags, out, err);
+  return status != kExitOk
+             ? status
+             : GateAgainstBaseline(*result, context, flags, flags.json ? err : out, err);
 }
 
 int RunTrace(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

@@ -519,7 +519,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
         "with -cudart shared; docs/run.md)");
   const int status = FinishRun(ran, context, flags, out, err);
   if (failure) return status != kExitOk ? status : failure->exit_status;
-  return status != kExitOk ? status : GateAgainstBaseline(ran, context, flags, out, err);
+  return status != kExitOk ? status
+                           : GateAgainstBaseline(ran, context, flags, flags.json ? err : out, err);
 }
 
 }  // namespace myriad::cli

@@ -66,6 +66,10 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
   emulator::EngineOptions& o = flags.engine;
   if (a == "--report") return file(&flags.report_path);
   if (a == "--timeline") return file(&flags.timeline_path);
+  if (a == "--json") {
+    flags.json = true;
+    return true;
+  }
   if (a == "--profile" || a == "--kernel-profile") {
     std::string path;
     file(&path);
@@ -148,7 +152,8 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
 
 int FinishRun(const emulator::RunResult& result, const emulator::RunContext& context,
               const RunFlags& flags, std::ostream& out, std::ostream& err) {
-  out << emulator::FormatSummary(result, context);
+  out << (flags.json ? emulator::ReportJson(result, context)
+                     : emulator::FormatSummary(result, context));
   if (!flags.report_path.empty() &&
       !WriteFile(flags.report_path, emulator::ReportJson(result, context), err))
     return kExitFailure;

@@ -19,6 +19,7 @@ struct RunFlags {
   bool fidelity_given = false;  // --fidelity overrides the scenario's [network] fidelity
   std::string baseline_path;    // --baseline: gate this run's report against it
   emulator::GateOptions gate;   // --max-regression
+  bool json = false;            // --json: the JSON report on stdout in place of the summary
   RunFlags() { engine.timeline_max_ranks = 64; }
   // The engine options of a run on `scenario`: its [network] settings, the command line's
   // fidelity if given, and no timeline unless one is written.
@@ -36,6 +37,8 @@ struct RunFlags {
 
 inline constexpr const char* kRunFlagsUsage =
     "  --report FILE            write the JSON report (docs/report-schema.md)\n"
+    "  --json                   print the JSON report instead of the summary (a --baseline\n"
+    "                           comparison then goes to stderr)\n"
     "  --timeline FILE          write a Chrome/Perfetto trace of the run\n"
     "  --timeline-ranks N       ranks in the timeline, evenly sampled (default 64)\n"
     "  --profile FILE           a kernel profile database (repeatable; also [timing] profiles;\n"
@@ -65,7 +68,8 @@ inline constexpr const char* kRunFlagsUsage =
 bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags& flags,
                   std::string& error);
 
-// Prints the summary and writes the report and timeline; returns the exit status.
+// Prints the summary (the JSON report with --json) and writes the report and timeline; returns
+// the exit status.
 int FinishRun(const emulator::RunResult& result, const emulator::RunContext& context,
               const RunFlags& flags, std::ostream& out, std::ostream& err);
 
@@ -81,6 +85,7 @@ bool WriteFile(const std::string& path, const std::string& text, std::ostream& e
 struct GateOutputs {
   std::string markdown_path;
   std::string benchmark_json_path;
+  bool json = false;  // --json: the comparison as JSON in place of the table
 };
 // Gates `current_json` (named `current_name` in messages) against the report at
 // `baseline_path`; prints the table; returns the exit status.

@@ -163,25 +163,29 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
                    mem.peak())},
   };
   const int status = FinishRun(*result, context, flags, out, err);
-  out << fmt::format(
-      "\nworkload ({} GPUs: {}; {} micro-batches of {} sequences)\n"
-      "  tokens per second      {:>14.1f}\n"
-      "  model TFLOP/s per GPU  {:>14.3f}  (Megatron's formula{}, {} FLOP per iteration)\n"
-      "  MFU                    {:>14.4f}  ({} model FLOP without recomputation, of {:.1f} "
-      "TFLOP/s)\n"
-      "  {:<22} {:>14.4f}\n"
-      "  exposed comm (us/iter)  {}  (mean over ranks)\n"
-      "  memory per GPU (GiB)   {:>14.2f}  stage {}: weights {:.2f}, gradients {:.2f}, optimizer "
-      "{:.2f}, activations {:.2f} ({} {} in flight), of {:.1f}\n",
-      cluster.total_gpus(), layout, m, spec.training.micro_batch, tokens / seconds, tflops,
-      spec.training.causal_attention_flops ? " with causal attention halved" : "",
-      fmt::format("{:.4g}", spec.iteration_flops()), mfu_tflops / peak,
-      fmt::format("{:.4g}", model_flops), peak,
-      v > 1 ? "bubble (p-1)/(vm+p-1)" : "1F1B bubble (p-1)/(m+p-1)", bubble, exposed_text,
-      mem.peak() / kGiB, stage, mem.weights / kGiB, mem.gradients / kGiB, mem.optimizer / kGiB,
-      mem.peak_activations / kGiB, mem.in_flight, v > 1 ? "model chunks" : "micro-batches",
-      cluster.gpu.hbm_bytes / kGiB);
-  return status != kExitOk ? status : GateAgainstBaseline(*result, context, flags, out, err);
+  // With --json the report carries these figures (context.extra) and is all stdout holds.
+  if (!flags.json)
+    out << fmt::format(
+        "\nworkload ({} GPUs: {}; {} micro-batches of {} sequences)\n"
+        "  tokens per second      {:>14.1f}\n"
+        "  model TFLOP/s per GPU  {:>14.3f}  (Megatron's formula{}, {} FLOP per iteration)\n"
+        "  MFU                    {:>14.4f}  ({} model FLOP without recomputation, of {:.1f} "
+        "TFLOP/s)\n"
+        "  {:<22} {:>14.4f}\n"
+        "  exposed comm (us/iter)  {}  (mean over ranks)\n"
+        "  memory per GPU (GiB)   {:>14.2f}  stage {}: weights {:.2f}, gradients {:.2f}, optimizer "
+        "{:.2f}, activations {:.2f} ({} {} in flight), of {:.1f}\n",
+        cluster.total_gpus(), layout, m, spec.training.micro_batch, tokens / seconds, tflops,
+        spec.training.causal_attention_flops ? " with causal attention halved" : "",
+        fmt::format("{:.4g}", spec.iteration_flops()), mfu_tflops / peak,
+        fmt::format("{:.4g}", model_flops), peak,
+        v > 1 ? "bubble (p-1)/(vm+p-1)" : "1F1B bubble (p-1)/(m+p-1)", bubble, exposed_text,
+        mem.peak() / kGiB, stage, mem.weights / kGiB, mem.gradients / kGiB, mem.optimizer / kGiB,
+        mem.peak_activations / kGiB, mem.in_flight, v > 1 ? "model chunks" : "micro-batches",
+        cluster.gpu.hbm_bytes / kGiB);
+  return status != kExitOk
+             ? status
+             : GateAgainstBaseline(*result, context, flags, flags.json ? err : out, err);
 }
 
 }  // namespace myriad::cli

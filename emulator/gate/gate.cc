@@ -436,4 +436,27 @@ std::string BenchmarkActionJson(const GateResult& result) {
   return out;
 }
 
+std::string GateJson(const GateResult& result, const std::string& baseline_name,
+                     const std::string& current_name) {
+  nlohmann::ordered_json doc;
+  doc["baseline"] = baseline_name;
+  doc["current"] = current_name;
+  doc["failed"] = result.failed;
+  doc["compared"] = result.compared;
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const Comparison& c : result.rows) {
+    nlohmann::ordered_json row;
+    row["metric"] = c.metric;
+    row["baseline"] = c.baseline ? nlohmann::ordered_json(*c.baseline) : nullptr;
+    row["current"] = c.current ? nlohmann::ordered_json(*c.current) : nullptr;
+    row["change"] = c.change;
+    row["better"] = c.better == Better::kLower ? "lower" : "higher";
+    row["threshold"] = c.threshold;
+    row["verdict"] = VerdictName(c.verdict);
+    rows.push_back(std::move(row));
+  }
+  doc["rows"] = std::move(rows);
+  return doc.dump(2) + "\n";
+}
+
 }  // namespace myriad::emulator

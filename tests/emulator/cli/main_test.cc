@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "tests/support/run_command.h"
@@ -38,6 +39,46 @@ TEST(MainTest, HelpOfAnUnknownCommandIsAnErrorNamingIt) {
   EXPECT_THAT(out, StartsWith("myriad help: error: unknown command 'frobnicate'"));
   EXPECT_EQ(Myriad("help").first, 0);
   EXPECT_EQ(Myriad("frobnicate").first, 2);
+}
+
+}  // namespace
+
+namespace {
+
+// Every command that prints figures prints them as one JSON document with --json.
+nlohmann::json JsonOf(const std::string& args) {
+  const auto [status, out] =
+      myriad::testing::RunCommand(std::string(MYRIAD_BINARY) + " " + args + " 2>/dev/null");
+  EXPECT_EQ(status, 0) << args;
+  return nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+}
+
+TEST(MainTest, EveryCommandThatPrintsFiguresPrintsJsonWithJson) {
+  const nlohmann::json check = JsonOf("check scenarios/h100-x128.toml --json");
+  ASSERT_TRUE(check.is_object());
+  EXPECT_EQ(check["sections"][0]["title"], "scenario");
+
+  const nlohmann::json collective =
+      JsonOf("collective scenarios/dgx-h100.toml --op allreduce -b 1M -e 1M --json");
+  ASSERT_TRUE(collective.is_array());  // one row per size, as nccl-tests prints them
+  EXPECT_EQ(collective[0]["op"], "allreduce");
+
+  const nlohmann::json simulate = JsonOf("simulate scenarios/llama3-8b-h100-x64.toml --json");
+  ASSERT_TRUE(simulate.is_object());
+  EXPECT_GT(simulate["tokens_per_second"].get<double>(), 0);
+
+  const nlohmann::json replay = JsonOf(
+      "replay tests/emulator/cli/data/overlap.jsonl --scenario scenarios/dgx-h100.toml --json");
+  ASSERT_TRUE(replay.is_object());
+  EXPECT_EQ(replay["command"], "replay");
+
+  const std::string report = ::testing::TempDir() + "/main_test_report.json";
+  JsonOf("simulate scenarios/llama3-8b-h100-x64.toml --report " + report);
+  const nlohmann::json gate =
+      JsonOf("gate --baseline " + report + " --current " + report + " --json");
+  ASSERT_TRUE(gate.is_object());
+  EXPECT_EQ(gate["failed"], false);
+  EXPECT_EQ(gate["rows"][0]["verdict"], "same");
 }
 
 }  // namespace

@@ -99,5 +99,9 @@ std::string FormatGateMarkdown(const GateResult& result, const std::string& titl
 // current report's compared metrics (higher-is-better ones negated is not its convention, so
 // only lower-is-better metrics are written).
 std::string BenchmarkActionJson(const GateResult& result);
+// `myriad gate --json`: every compared row (metric, baseline, current, change, better,
+// threshold, verdict) and whether the gate failed.
+std::string GateJson(const GateResult& result, const std::string& baseline_name,
+                     const std::string& current_name);
 
 }  // namespace myriad::emulator
