@@ -80,7 +80,7 @@ int RunReplay(const std::vector<std::string>& args, std::ostream& out, std::ostr
     err << "myriad: error: " << workload.status().message() << "\n";
     return kExitBadInput;
   }
-  const emulator::EngineOptions options = flags.engine_options(*scenario);
+  const emulator::EngineOptions options = flags.engine_options(*scenario, err);
   auto result = emulator::RunEngine(**workload, scenario->cluster, options);
   if (!result.ok()) {
     err << "myriad: error: " << result.status().message() << "\n";

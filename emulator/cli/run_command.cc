@@ -404,7 +404,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   emulator::RecordingWorkload recording(**workload);
   emulator::Workload& engine_input =
       record_path.empty() ? static_cast<emulator::Workload&>(**workload) : recording;
-  const emulator::EngineOptions options = flags.engine_options(*scenario);
+  const emulator::EngineOptions options = flags.engine_options(*scenario, err);
   emulator::RunResult partial;
   auto result = emulator::RunEngine(engine_input, cluster, options, &partial);
   engine_done = true;

@@ -70,6 +70,10 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
     flags.json = true;
     return true;
   }
+  if (a == "--progress" || a == "--quiet") {
+    flags.progress = a == "--quiet" ? ProgressMode::kNever : ProgressMode::kAlways;
+    return true;
+  }
   if (a == "--profile" || a == "--kernel-profile") {
     std::string path;
     file(&path);

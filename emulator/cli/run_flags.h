@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/progress.h"
 #include "myriad/emulator/engine.h"
 #include "myriad/emulator/gate.h"
 #include "myriad/emulator/report.h"
@@ -20,11 +21,14 @@ struct RunFlags {
   std::string baseline_path;    // --baseline: gate this run's report against it
   emulator::GateOptions gate;   // --max-regression
   bool json = false;            // --json: the JSON report on stdout in place of the summary
+  ProgressMode progress = ProgressMode::kAuto;  // --progress, --quiet
   RunFlags() { engine.timeline_max_ranks = 64; }
   // The engine options of a run on `scenario`: its [network] settings, the command line's
-  // fidelity if given, and no timeline unless one is written.
-  emulator::EngineOptions engine_options(const emulator::Scenario& scenario) const {
+  // fidelity if given, no timeline unless one is written, and progress on `err` if shown.
+  emulator::EngineOptions engine_options(const emulator::Scenario& scenario,
+                                         std::ostream& err) const {
     emulator::EngineOptions options = engine;
+    options.on_progress = MakeProgressDisplay(err, progress);
     if (timeline_path.empty()) options.timeline_max_ranks = 0;
     if (!fidelity_given) options.fidelity = scenario.fidelity;
     options.flow = scenario.flow;
@@ -57,6 +61,9 @@ inline constexpr const char* kRunFlagsUsage =
     "  --fidelity MODEL         the network model: analytical (each collective alone) or flow\n"
     "                           (flows sharing links; default: the scenario's [network])\n"
     "  --log-level LEVEL        trace, debug, info, warn (default), error, off\n"
+    "  --progress               show progress on stderr even when it is not a terminal (a\n"
+    "                           line every 250 ms; on a terminal one line is rewritten)\n"
+    "  --quiet                  no progress display\n"
     "  --max-queued-ops N       ops a stream holds before a launch blocks the host (default\n"
     "                           1024, CUDA's; 0: unbounded; fewer saves memory at scale)\n"
     "  --baseline FILE          compare this run's report with FILE as `myriad gate` does and\n"

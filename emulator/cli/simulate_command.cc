@@ -77,7 +77,7 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
     err << "myriad: error: " << workload.status().message() << "\n";
     return kExitBadInput;
   }
-  const emulator::EngineOptions options = flags.engine_options(*scenario);
+  const emulator::EngineOptions options = flags.engine_options(*scenario, err);
   auto result = emulator::RunEngine(**workload, cluster, options);
   if (!result.ok()) {
     err << "myriad: error: " << result.status().message() << "\n";

@@ -173,8 +173,12 @@ Status Simulation::Run() {
       fibers.emplace_back(std::allocator_arg,
                           boost::fibers::fixedsize_stack(options_.fiber_stack_bytes),
                           [this, i] { RankMain(static_cast<int>(i)); });
+    progress_start_ = progress_last_ = std::chrono::steady_clock::now();
+    std::uint64_t turns = 0;
     for (;;) {
       if (failed_) break;
+      // The clock is read every 256 turns of the loop only: a turn can take 50 ns.
+      if (options_.on_progress && (++turns & 255) == 0) ReportProgress(false);
       DrainInbox();
       const SimTime next_event = events_.empty() ? kNever : events_.top().time;
       const std::pair<SimTime, int> ready = scheduler_->MinReadyRank();
@@ -291,6 +295,7 @@ Status Simulation::Run() {
         }
       }
     }
+    if (options_.on_progress) ReportProgress(true);
     if (!failed_) {
       Log().info("all ranks done; {} events processed", events_.processed());
       for (const auto& r : ranks_) {
@@ -312,6 +317,23 @@ Status Simulation::Run() {
   });
   engine_thread.join();
   return failed_ ? error_ : Status::Ok();
+}
+
+void Simulation::ReportProgress(bool done) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!done && now - progress_last_ < options_.progress_interval) return;
+  progress_last_ = now;
+  Progress p;
+  p.virtual_time = now_;
+  p.expected_ops = workload_.expected_ops();
+  p.ranks = static_cast<int>(ranks_.size());
+  for (const auto& r : ranks_) {
+    p.ops += r->ops;
+    p.finished += r->finished ? 1 : 0;
+  }
+  p.wall_seconds = std::chrono::duration<double>(now - progress_start_).count();
+  p.done = done;
+  options_.on_progress(p);
 }
 
 bool Simulation::AnyAwaitsProcess() const {

@@ -5,6 +5,7 @@
 
 #include <boost/fiber/condition_variable.hpp>
 #include <boost/fiber/mutex.hpp>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -257,6 +258,9 @@ class Simulation {
   std::string ClockBoundError(const Rank& r, int slot, const Op* host_op = nullptr) const;
 
   SimTime now() const { return now_; }
+  // Hands options_.on_progress where the run has got: `done` once at the end, otherwise only
+  // when progress_interval has passed since the last call.
+  void ReportProgress(bool done);
   void AddSlice(const Rank& r, std::int32_t track, std::string name, std::string category,
                 SimTime start, SimTime end, std::string detail = {});
 
@@ -264,6 +268,7 @@ class Simulation {
   NameTable& names_;
   const netmodel::Cluster& cluster_;
   EngineOptions options_;
+  std::chrono::steady_clock::time_point progress_start_, progress_last_;
   std::unique_ptr<KernelTimer> timer_;
   netmodel::CollectiveModel model_;
   EventQueue events_;

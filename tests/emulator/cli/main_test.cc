@@ -5,11 +5,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/progress.h"
 #include "tests/support/run_command.h"
 
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 std::pair<int, std::string> Myriad(const std::string& args) {
@@ -79,6 +81,39 @@ TEST(MainTest, EveryCommandThatPrintsFiguresPrintsJsonWithJson) {
   ASSERT_TRUE(gate.is_object());
   EXPECT_EQ(gate["failed"], false);
   EXPECT_EQ(gate["rows"][0]["verdict"], "same");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ProgressTest, ShownWhenAskedForNeverWhenQuietAndNotByDefaultOffATerminal) {
+  const std::string run = std::string(MYRIAD_BINARY) +
+                          " simulate scenarios/llama3-8b-h100-x64.toml --no-fold --report "
+                          "/dev/null ";
+  const auto forced = myriad::testing::RunCommand(run + "--progress 2>&1 >/dev/null");
+  EXPECT_EQ(forced.first, 0);
+  // The last update: every rank finished, the clock at the end of the run.
+  EXPECT_THAT(forced.second, HasSubstr("| ranks 0 live, 64 finished (done)\n"));
+  EXPECT_THAT(forced.second, HasSubstr("myriad: progress: virtual time "));
+  EXPECT_EQ(myriad::testing::RunCommand(run + "--progress --quiet 2>&1 >/dev/null").second, "");
+  EXPECT_EQ(myriad::testing::RunCommand(run + "2>&1 >/dev/null").second,
+            "");  // stderr is a pipe here
+}
+
+TEST(ProgressTest, EstimatesTheTimeLeftFromTheShareOfKnownOpsDone) {
+  myriad::emulator::Progress p;
+  p.virtual_time = myriad::emulator::FromMicros(1500);
+  p.ops = 250'000;
+  p.expected_ops = 1'000'000;
+  p.ranks = 8;
+  p.finished = 2;
+  p.wall_seconds = 10;
+  EXPECT_EQ(myriad::cli::FormatProgress(p),
+            "virtual time 1.5 ms | 250.0 Kops simulated, 25.0 Kops/s | ranks 6 live, 2 finished "
+            "| ETA 30 s");
+  p.expected_ops = 0;  // unknown: no estimate
+  EXPECT_THAT(myriad::cli::FormatProgress(p), Not(HasSubstr("ETA")));
 }
 
 }  // namespace

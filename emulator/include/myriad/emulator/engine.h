@@ -3,7 +3,9 @@
 // emulator/engine/ and is not part of this API.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +19,17 @@
 #include "myriad/status.h"
 
 namespace myriad::emulator {
+
+// How far a run has got, for a progress display: handed to EngineOptions::on_progress.
+struct Progress {
+  SimTime virtual_time = 0;        // the engine's clock
+  std::uint64_t ops = 0;           // ops the ranks have simulated so far
+  std::uint64_t expected_ops = 0;  // all the run will simulate, when the workload knows (else 0)
+  int ranks = 0;
+  int finished = 0;  // ranks done
+  double wall_seconds = 0;
+  bool done = false;  // the last call, after the run
+};
 
 struct EngineOptions {
   // Earliest a device op starts after the host enqueues it (launch latency). Assumed typical
@@ -48,6 +61,11 @@ struct EngineOptions {
   // share the cluster's links with everything else in flight (docs/network.md).
   netmodel::Fidelity fidelity = netmodel::Fidelity::kAnalytical;
   netmodel::FlowOptions flow;  // routing, link changes, background traffic (flow fidelity)
+  // Called from the engine's thread about every progress_interval of real time while the run
+  // lasts, and once when it ends (done); absent: never. Reads only: the run's outcome does not
+  // depend on it.
+  std::function<void(const Progress&)> on_progress;
+  std::chrono::milliseconds progress_interval{250};
 };
 
 // One slice of the timeline: an op on a stream, host work or a wait on the host track.

@@ -55,6 +55,11 @@ class InMemoryWorkload : public Workload {
   NameTable& names() override { return names_; }
   std::string description() const override { return description_; }
   Result<std::unique_ptr<OpSource>> OpenRank(int rank) override;
+  std::uint64_t expected_ops() const override {
+    std::uint64_t n = 0;
+    for (const std::vector<Op>& rank : ops_) n += rank.size();
+    return n;
+  }
 
   void AddCommunicator(CommunicatorSpec comm) { comms_.push_back(std::move(comm)); }
   // Appends `op` to the program of `rank` (0 <= rank < world_size()).
