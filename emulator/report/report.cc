@@ -193,12 +193,14 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
     out += fmt::format(
         "\ncollectives (network model: {}; by communicator family, each one in the JSON report)\n",
         context.fidelity);
-    out += fmt::format("  {:<10} {:<14} {:>12} {:>6} {:>8} {:>14}", "family", "op", "size", "comms",
-                       "calls", "us per call");
+    size_t width = 10;  // a live program's communicators are named by their ids: wider
+    for (const CollectiveGroup& g : groups) width = std::max(width, g.family.size());
+    out += fmt::format("  {:<{}} {:<14} {:>12} {:>6} {:>8} {:>14}", "family", width, "op", "size",
+                       "comms", "calls", "us per call");
     if (flow) out += fmt::format(" {:>14} {:>9}", "us alone", "slowdown");
     out += "  algorithm\n";
     for (const CollectiveGroup& g : groups) {
-      out += fmt::format("  {:<10} {:<14} {:>12} {:>6} {:>8} {:>14}", g.family,
+      out += fmt::format("  {:<{}} {:<14} {:>12} {:>6} {:>8} {:>14}", g.family, width,
                          netmodel::ToString(g.op), Bytes(g.bytes), g.communicators, g.calls,
                          fmt::format("{:.3f}", flow ? g.mean_us : g.alone_us));
       if (flow)
