@@ -46,6 +46,10 @@ int RunProfile(const std::vector<std::string>& args, std::ostream& out, std::ost
 // (cli/profile_record.cc).
 int RecordProfile(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+// `myriad sweep SWEEP.toml`, `myriad sweep collect DIR`, `myriad sweep point DIR INDEX`: a grid
+// of scenario variations through `myriad simulate`, locally or as a Slurm job array.
+int RunSweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 // `myriad trace convert IN OUT`: between JSON Lines and the binary trace format.
 int RunTrace(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

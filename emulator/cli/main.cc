@@ -20,6 +20,8 @@ constexpr const char* kUsage =
     "  trace convert IN OUT             convert a trace between JSON Lines and binary\n"
     "  gate --baseline A --current B    compare two reports; exit 1 on a regression\n"
     "  profile import TRACE -o OUT.kdb  kernel profiles from a real GPU's traces\n"
+    "  sweep SWEEP.toml [--jobs N]      run a grid of variations of one scenario (--slurm: as a\n"
+    "                                   Slurm job array)\n"
     "  help COMMAND                     describe one command (as `myriad COMMAND --help`)\n"
     "  --version                        print Myriad's version and the NCCL it models\n";
 
@@ -35,6 +37,7 @@ Command Find(const std::string& name) {
   if (name == "trace") return cli::RunTrace;
   if (name == "gate") return cli::RunGate;
   if (name == "profile") return cli::RunProfile;
+  if (name == "sweep") return cli::RunSweep;
   return nullptr;
 }
 
