@@ -86,6 +86,15 @@ std::string PointDir(const std::string& dir, int index) {
   return (fs::path(dir) / emulator::PointFolder(index)).string();
 }
 
+// A message about a point's files names them relative to the sweep's folder, so results do not
+// depend on where the folder is (a local run and Slurm's tasks give the same results.json).
+std::string WithinSweep(std::string text, const std::string& dir) {
+  const std::string prefix = (fs::path(dir) / "").string();
+  for (std::size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at))
+    text.erase(at, prefix.size());
+  return text;
+}
+
 // Writes each point's scenario and loads it: a point whose scenario the loader rejects cannot
 // be; an axis that is no scenario key at all is the sweep's mistake (bad input).
 Status Prepare(SweepPlan& plan, const std::string& dir) {
@@ -114,7 +123,7 @@ Status Prepare(SweepPlan& plan, const std::string& dir) {
         return Status::InvalidArgument(
             fmt::format("{}: an axis is not a scenario key: {}", plan.sweep_path, message));
       point.status = PointStatus::kImpossible;
-      point.reason = message;
+      point.reason = WithinSweep(message, dir);
       continue;
     }
     point.status = PointStatus::kPending;
@@ -168,6 +177,7 @@ bool FinishPoint(const std::string& dir, int wait_status, SweepPoint* point, std
   Result<std::string> report = ReadAll(point_dir + "/report.json");
   emulator::ClassifyPointRun(exit_status, stderr_text.ok() ? *stderr_text : "",
                              report.ok() ? *report : "", point);
+  point->reason = WithinSweep(point->reason, dir);
   return WriteAtomically(point_dir + "/result.json", emulator::PointResultJson(*point), err);
 }
 
