@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/setup_torch.sh
+scripts/setup_test_tools.sh
 scripts/build.sh -DMYRIAD_WERROR=ON -DMYRIAD_BUILD_TESTS=ON -DMYRIAD_BUILD_BENCH=ON
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 # The emulator's tests again under AddressSanitizer and UndefinedBehaviorSanitizer, then each

@@ -66,6 +66,7 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
   emulator::EngineOptions& o = flags.engine;
   if (a == "--report") return file(&flags.report_path);
   if (a == "--timeline") return file(&flags.timeline_path);
+  if (a == "--html") return file(&flags.html_path);
   if (a == "--json") {
     flags.json = true;
     return true;
@@ -163,6 +164,9 @@ int FinishRun(const emulator::RunResult& result, const emulator::RunContext& con
     return kExitFailure;
   if (!flags.timeline_path.empty() &&
       !WriteFile(flags.timeline_path, emulator::TimelineJson(result, context), err))
+    return kExitFailure;
+  if (!flags.html_path.empty() &&
+      !WriteFile(flags.html_path, emulator::ReportHtml(result, context), err))
     return kExitFailure;
   return kExitOk;
 }

@@ -1,6 +1,7 @@
 // Flags and outputs shared by the commands that run the engine (`replay`, `run`).
 #pragma once
 
+#include <algorithm>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@ struct RunFlags {
   emulator::EngineOptions engine;
   std::string report_path;
   std::string timeline_path;
+  std::string html_path;        // --html: the HTML report
   bool fidelity_given = false;  // --fidelity overrides the scenario's [network] fidelity
   std::string baseline_path;    // --baseline: gate this run's report against it
   emulator::GateOptions gate;   // --max-regression
@@ -29,7 +31,9 @@ struct RunFlags {
                                          std::ostream& err) const {
     emulator::EngineOptions options = engine;
     options.on_progress = MakeProgressDisplay(err, progress);
-    if (timeline_path.empty()) options.timeline_max_ranks = 0;
+    // The HTML report's timeline overview needs the slices of a few ranks.
+    if (timeline_path.empty())
+      options.timeline_max_ranks = html_path.empty() ? 0 : std::min(options.timeline_max_ranks, 8);
     if (!fidelity_given) options.fidelity = scenario.fidelity;
     options.flow = scenario.flow;
     // The command line's profiles first: the first that answers wins.
@@ -44,6 +48,8 @@ inline constexpr const char* kRunFlagsUsage =
     "  --json                   print the JSON report instead of the summary (a --baseline\n"
     "                           comparison then goes to stderr)\n"
     "  --timeline FILE          write a Chrome/Perfetto trace of the run\n"
+    "  --html FILE              write the HTML report: one self-contained page of charts\n"
+    "                           (docs/report-html.md)\n"
     "  --timeline-ranks N       ranks in the timeline, evenly sampled (default 64)\n"
     "  --profile FILE           a kernel profile database (repeatable; also [timing] profiles;\n"
     "                           `myriad profile import` writes them; docs/kernel-timing.md)\n"

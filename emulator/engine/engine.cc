@@ -432,6 +432,29 @@ RunResult Simulation::Collect() {
             [](const CollectiveStats& a, const CollectiveStats& b) {
               return std::tie(a.comm, a.op, a.bytes) < std::tie(b.comm, b.op, b.bytes);
             });
+  if (flow_ && result.total_time > 0) {
+    const netmodel::Topology& graph = flow_->topology();
+    const std::vector<double> carried = flow_->CarriedBytes(ToMicros(result.total_time));
+    const double seconds = ToMicros(result.total_time) * 1e-6;
+    std::vector<LinkUsage> used;
+    for (int id = 0; id < graph.link_count(); ++id) {
+      if (carried[static_cast<size_t>(id)] <= 0) continue;
+      const netmodel::Link& link = graph.link(id);
+      const double capacity = link.capacity > 0 ? link.capacity : link.nominal;
+      used.push_back({link.name, carried[static_cast<size_t>(id)],
+                      capacity > 0 ? carried[static_cast<size_t>(id)] / (capacity * seconds) : 0});
+    }
+    result.links_used = static_cast<int>(used.size());
+    constexpr std::size_t kBusiest = 16;
+    const auto busier = [](const LinkUsage& a, const LinkUsage& b) {
+      return a.utilisation != b.utilisation ? a.utilisation > b.utilisation : a.name < b.name;
+    };
+    const std::size_t keep = std::min(kBusiest, used.size());
+    std::partial_sort(used.begin(), used.begin() + static_cast<std::ptrdiff_t>(keep), used.end(),
+                      busier);
+    used.resize(keep);
+    result.busiest_links = std::move(used);
+  }
   result.timeline = std::move(timeline_);
   std::stable_sort(result.timeline.begin(), result.timeline.end(),
                    [](const TimelineSlice& a, const TimelineSlice& b) {

@@ -210,6 +210,17 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
           fmt::format("  {}/{}\n", netmodel::ToString(g.algorithm), netmodel::ToString(g.protocol));
     }
   }
+  if (!result.busiest_links.empty()) {
+    out += fmt::format(
+        "\nbusiest links (flow model; {} links carried traffic, other jobs' "
+        "included)\n",
+        result.links_used);
+    for (size_t i = 0; i < std::min<size_t>(5, result.busiest_links.size()); ++i) {
+      const LinkUsage& l = result.busiest_links[i];
+      out += fmt::format("  {:<16} {:>6.1f}% busy  {:>12} carried\n", l.name, 100 * l.utilisation,
+                         Bytes(static_cast<std::uint64_t>(l.bytes)));
+    }
+  }
   if (!context.notes.empty()) out += "\n";
   for (const std::string& note : context.notes) out += "note: " + note + "\n";
   return out;
@@ -287,6 +298,15 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
         Json(netmodel::ToString(c.protocol)), Json(context.fidelity), flow_keys);
   }
   out += result.collectives.empty() ? "],\n" : "\n  ],\n";
+  if (context.fidelity == "flow") {
+    out += fmt::format("  \"links_used\": {},\n  \"busiest_links\": [", result.links_used);
+    for (size_t i = 0; i < result.busiest_links.size(); ++i) {
+      const LinkUsage& l = result.busiest_links[i];
+      out += fmt::format("{}\n    {{\"link\": {}, \"bytes\": {:.0f}, \"utilisation\": {:.4f}}}",
+                         i ? "," : "", Json(l.name), l.bytes, l.utilisation);
+    }
+    out += result.busiest_links.empty() ? "],\n" : "\n  ],\n";
+  }
   out += "  \"ranks\": [";
   for (size_t i = 0; i < result.ranks.size(); ++i) {
     const RankResult& r = result.ranks[i];

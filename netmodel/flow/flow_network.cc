@@ -17,6 +17,7 @@ constexpr double kTimeTolerance = 1e-12;
 
 FlowNetwork::FlowNetwork(std::vector<double> capacities)
     : capacity_(std::move(capacities)),
+      carried_(capacity_.size(), 0.0),
       link_flows_(capacity_.size()),
       link_mark_(capacity_.size(), 0) {}
 
@@ -56,9 +57,22 @@ int FlowNetwork::Add(double now, const std::vector<int>& links, double bytes, do
 }
 
 void FlowNetwork::Settle(Flow& f, double now) {
-  if (now > f.updated && f.rate > 0 && std::isfinite(f.remaining))
-    f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.updated));
+  if (now > f.updated && f.rate > 0) {
+    const double moved = std::min(f.remaining, f.rate * (now - f.updated));
+    for (int link : f.links) carried_[static_cast<size_t>(link)] += moved;
+    if (std::isfinite(f.remaining)) f.remaining = std::max(0.0, f.remaining - moved);
+  }
   f.updated = now;
+}
+
+std::vector<double> FlowNetwork::CarriedBytes(double now) const {
+  std::vector<double> carried = carried_;
+  for (const Flow& f : flows_) {
+    if (!f.active || !(now > f.updated) || f.rate <= 0) continue;
+    const double moved = std::min(f.remaining, f.rate * (now - f.updated));
+    for (int link : f.links) carried[static_cast<size_t>(link)] += moved;
+  }
+  return carried;
 }
 
 void FlowNetwork::Remove(int id, double now) {

@@ -114,6 +114,13 @@ struct CollectiveStats {
   SimTime flow_max = 0;
 };
 
+// Flow fidelity: how busy a link of the cluster's graph was over the run.
+struct LinkUsage {
+  std::string name;        // "nic17.tx", "leaf5.up0" (docs/network.md)
+  double bytes = 0;        // carried, every job's traffic included
+  double utilisation = 0;  // bytes / (capacity x total time)
+};
+
 struct RunResult {
   int world_size = 0;
   SimTime total_time = 0;               // the last rank's end time
@@ -124,6 +131,10 @@ struct RunResult {
   std::vector<GuessedKernel> guessed_kernels;  // timed by the launch guess, largest first
   std::vector<CollectiveStats> collectives;    // by communicator, op, size
   std::uint64_t simulated_ops = 0;
+  // Flow fidelity: the busiest links (at most 16, busiest first, ties by name) and how many
+  // links carried anything.
+  std::vector<LinkUsage> busiest_links;
+  int links_used = 0;
   // Live runs: device work a thread enqueued at a clock virtual time had already passed (it
   // resumed behind it: after a wait outside Myriad's view, say). Such work starts when the
   // engine gets to it, which follows real time; the report says so.

@@ -56,6 +56,10 @@ std::vector<CollectiveGroup> GroupCollectives(const std::vector<CollectiveStats>
 std::string FormatSummary(const RunResult& result, const RunContext& context);
 // The JSON report: stable key order, fixed number formatting, byte-identical for equal runs.
 std::string ReportJson(const RunResult& result, const RunContext& context);
+// The HTML report: one self-contained page (inline SVG and CSS) with where the time goes, a
+// timeline overview, communication per family, memory against HBM, kernel-timing coverage and,
+// under the flow model, the busiest links (docs/report-html.md).
+std::string ReportHtml(const RunResult& result, const RunContext& context);
 // The Chrome trace-event JSON (loads in Perfetto and chrome://tracing).
 std::string TimelineJson(const RunResult& result, const RunContext& context);
 

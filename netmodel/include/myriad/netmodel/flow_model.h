@@ -89,6 +89,10 @@ class FlowModel {
   void AdvanceTo(double now_us, std::vector<Done>* done);
 
   const Topology& topology() const { return topology_; }
+  // Bytes each link of topology() has carried by `now_us` (other jobs' traffic included).
+  std::vector<double> CarriedBytes(double now_us) const {
+    return network_->CarriedBytes(now_us * 1e-6);
+  }
   const FlowNetwork& network() const { return *network_; }
   int transfers_in_flight() const { return static_cast<int>(transfers_.size()); }
 

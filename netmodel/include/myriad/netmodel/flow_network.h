@@ -33,6 +33,9 @@ class FlowNetwork {
   std::uint64_t events() const { return events_; }
   // Progressive-filling passes run (each over one set of connected flows).
   std::uint64_t recomputations() const { return recomputations_; }
+  // Bytes each link has carried by `now` (not before the last call): every flow's bytes on
+  // every link of its path, background flows' included.
+  std::vector<double> CarriedBytes(double now) const;
 
  private:
   struct Flow {
@@ -61,6 +64,7 @@ class FlowNetwork {
   void Schedule(int id);
 
   std::vector<double> capacity_;
+  std::vector<double> carried_;               // bytes per link, as of each flow's last Settle
   std::vector<std::vector<int>> link_flows_;  // active flows on each link
   std::vector<Flow> flows_;
   std::vector<int> free_;
