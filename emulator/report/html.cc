@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "myriad/emulator/report.h"
+#include "myriad/html_escape.h"
 #include "timing/pytorch_kernels.h"
 
 namespace myriad::emulator {
@@ -25,29 +26,6 @@ constexpr const char* kCompute = "#1b9e77";
 constexpr const char* kIdle = "#d9d9d9";
 constexpr const char* kFamilyColours[] = {"#d95f02", "#7570b3", "#e7298a", "#66a61e",
                                           "#e6ab02", "#a6761d", "#666666"};
-
-std::string Escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 std::string Family(const std::string& comm) { return comm.substr(0, comm.find('.')); }
 
@@ -104,7 +82,7 @@ std::string StackedBars(const std::string& id, const std::vector<std::string>& r
     const double y = kRow * static_cast<double>(r);
     svg += fmt::format(
         "<text x=\"{:.0f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n",
-        kLabel - 6, y + 12, Escape(rows[r]));
+        kLabel - 6, y + 12, EscapeHtml(rows[r]));
     double x = kLabel;
     for (const Segment& s : segments[r]) {
       const double w = (kWidth - kLabel - 10) * s.value / top;
@@ -112,8 +90,9 @@ std::string StackedBars(const std::string& id, const std::vector<std::string>& r
       svg += fmt::format(
           "<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.0f}\" fill=\"{}\">"
           "<title>{}: {}</title></rect>\n",
-          x, y + 2, w, kRow - 4, s.colour, Escape(rows[r] + ", " + s.label),
-          Escape(unit_note.empty() ? Us(s.value) : fmt::format("{:.1f}{}", s.value, unit_note)));
+          x, y + 2, w, kRow - 4, s.colour, EscapeHtml(rows[r] + ", " + s.label),
+          EscapeHtml(unit_note.empty() ? Us(s.value)
+                                       : fmt::format("{:.1f}{}", s.value, unit_note)));
       x += w;
     }
   }
@@ -122,14 +101,14 @@ std::string StackedBars(const std::string& id, const std::vector<std::string>& r
       "<text x=\"{:.0f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"#555\" "
       "text-anchor=\"end\">{}</text>\n</svg>\n",
       kLabel, height - 6, kWidth - 10, height - 6,
-      Escape(unit_note.empty() ? Us(top) : fmt::format("{:.1f}{}", top, unit_note)));
+      EscapeHtml(unit_note.empty() ? Us(top) : fmt::format("{:.1f}{}", top, unit_note)));
   return svg;
 }
 
 std::string Legend(const std::vector<std::pair<std::string, std::string>>& entries) {
   std::string out = "<p class=\"legend\">";
   for (const auto& [label, colour] : entries)
-    out += fmt::format("<span><i style=\"background:{}\"></i>{}</span>", colour, Escape(label));
+    out += fmt::format("<span><i style=\"background:{}\"></i>{}</span>", colour, EscapeHtml(label));
   return out + "</p>\n";
 }
 
@@ -239,7 +218,7 @@ std::string Timeline(const RunResult& result, FamilyColours& colours) {
                                                   : fmt::format("rank {} stream {}", rank, track);
     svg += fmt::format(
         "<text x=\"{:.0f}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"end\">{}</text>\n",
-        kLabel - 6, y + 10, Escape(label));
+        kLabel - 6, y + 10, EscapeHtml(label));
     int start = 0;
     std::string current;
     auto flush = [&](int end) {
@@ -264,7 +243,7 @@ std::string Timeline(const RunResult& result, FamilyColours& colours) {
   svg += fmt::format(
       "<text x=\"{:.0f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"#555\">0</text><text x=\"{:.0f}\" "
       "y=\"{:.1f}\" font-size=\"10\" fill=\"#555\" text-anchor=\"end\">{}</text>\n</svg>\n",
-      kLabel, height - 6, width - 10, height - 6, Escape(Us(ToMicros(result.total_time))));
+      kLabel, height - 6, width - 10, height - 6, EscapeHtml(Us(ToMicros(result.total_time))));
   std::string out = "<h2>Timeline overview</h2>\n";
   out += fmt::format(
       "<p>The whole run, {} of {} recorded rows (the ranks the timeline sampled, each host "
@@ -302,7 +281,7 @@ std::string Communication(const RunResult& result, FamilyColours& colours, bool 
     out += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td>"
         "</tr>\n",
-        Escape(g.family), netmodel::ToString(g.op), Bytes(static_cast<double>(g.bytes)),
+        EscapeHtml(g.family), netmodel::ToString(g.op), Bytes(static_cast<double>(g.bytes)),
         g.communicators, g.calls, Us(flow ? g.mean_us : g.alone_us),
         netmodel::ToString(g.algorithm), netmodel::ToString(g.protocol));
   return out + "</table>\n";
@@ -345,7 +324,7 @@ std::string Memory(const RunResult& result, const RunContext& context) {
   out += fmt::format(
       "<p>Each rank's peak of device memory allocated (what its mallocs reached), against the "
       "GPU's HBM{}. {} of {} ranks shown.</p>\n",
-      context.cluster != nullptr ? " (" + Escape(context.cluster->gpu.name) + ")" : "",
+      context.cluster != nullptr ? " (" + EscapeHtml(context.cluster->gpu.name) + ")" : "",
       picked.size(), result.ranks.size());
   return out + svg;
 }
@@ -378,11 +357,11 @@ std::string Coverage(const RunResult& result) {
     out += "<table><tr><th>kernel</th><th>calls</th><th>timed by</th></tr>\n";
     for (std::size_t i = 0; i < std::min<std::size_t>(10, result.guessed_kernels.size()); ++i)
       out += fmt::format("<tr><td class=\"name\">{}</td><td>{}</td><td>launch guess</td></tr>\n",
-                         Escape(timing::DemangleKernelName(result.guessed_kernels[i].name)),
+                         EscapeHtml(timing::DemangleKernelName(result.guessed_kernels[i].name)),
                          result.guessed_kernels[i].count);
     for (std::size_t i = 0; i < std::min<std::size_t>(10, result.uncovered_kernels.size()); ++i)
       out += fmt::format("<tr><td class=\"name\">{}</td><td>{}</td><td>fallback</td></tr>\n",
-                         Escape(timing::DemangleKernelName(result.uncovered_kernels[i].name)),
+                         EscapeHtml(timing::DemangleKernelName(result.uncovered_kernels[i].name)),
                          result.uncovered_kernels[i].count);
     out += "</table>\n";
   }
@@ -403,7 +382,7 @@ std::string Links(const RunResult& result) {
       "<p id=\"hottest\">Hottest link: <b>{}</b>, {:.1f}% busy over the run. The {} busiest of "
       "the {} links that carried traffic (other jobs' included), as a share of each link's "
       "rate over the whole run.</p>\n",
-      Escape(result.busiest_links.front().name), 100 * result.busiest_links.front().utilisation,
+      EscapeHtml(result.busiest_links.front().name), 100 * result.busiest_links.front().utilisation,
       result.busiest_links.size(), result.links_used);
   return out + StackedBars("links", rows, segments, "%");
 }
@@ -413,7 +392,7 @@ std::string Links(const RunResult& result) {
 std::string ReportHtml(const RunResult& result, const RunContext& context) {
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Myriad " +
-      Escape(context.command) + ": " + Escape(context.workload) + "</title>\n" +
+      EscapeHtml(context.command) + ": " + EscapeHtml(context.workload) + "</title>\n" +
       "<style>\nbody{font-family:sans-serif;margin:2em;color:#222;max-width:1100px}\n"
       "h2{margin-top:1.6em;border-bottom:1px solid #ddd}\n"
       "table{border-collapse:collapse;font-size:12px;margin-top:.6em}\n"
@@ -422,17 +401,17 @@ std::string ReportHtml(const RunResult& result, const RunContext& context) {
       ".legend i{display:inline-block;width:10px;height:10px;margin-right:4px}\n"
       "dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px}dt{color:#555}\n"
       "</style>\n</head>\n<body>\n";
-  out += fmt::format("<h1>Myriad {}: {}</h1>\n<p>on {} ({})</p>\n", Escape(context.command),
-                     Escape(context.workload), Escape(context.scenario_name),
-                     Escape(context.scenario_path));
+  out += fmt::format("<h1>Myriad {}: {}</h1>\n<p>on {} ({})</p>\n", EscapeHtml(context.command),
+                     EscapeHtml(context.workload), EscapeHtml(context.scenario_name),
+                     EscapeHtml(context.scenario_path));
   if (context.failure)
     out += fmt::format(
         "<p class=\"failure\"><b>FAILED</b> (exit status {}): {}; the figures are "
         "what ran until then.</p>\n",
-        context.failure->exit_status, Escape(context.failure->cause));
+        context.failure->exit_status, EscapeHtml(context.failure->cause));
   out += "<dl>\n";
   auto item = [&](const std::string& name, const std::string& value) {
-    out += "<dt>" + Escape(name) + "</dt><dd>" + Escape(value) + "</dd>\n";
+    out += "<dt>" + EscapeHtml(name) + "</dt><dd>" + EscapeHtml(value) + "</dd>\n";
   };
   item("iteration time", Us(ToMicros(result.iteration_time())));
   item("total time", Us(ToMicros(result.total_time)));
@@ -453,7 +432,7 @@ std::string ReportHtml(const RunResult& result, const RunContext& context) {
   out += Coverage(result);
   out += Links(result);
   for (const std::string& note : context.notes)
-    out += "<p class=\"note\">note: " + Escape(note) + "</p>\n";
+    out += "<p class=\"note\">note: " + EscapeHtml(note) + "</p>\n";
   out += "</body>\n</html>\n";
   return out;
 }

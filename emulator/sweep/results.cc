@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "myriad/emulator/sweep.h"
+#include "myriad/html_escape.h"
 
 namespace myriad::emulator {
 namespace {
@@ -104,29 +105,6 @@ std::string Figure(double v) {
 }
 
 std::string Settings(const SweepPoint& p) { return SettingsText(p); }
-
-std::string Html(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // The columns every table shows after the settings.
 const std::vector<std::pair<std::string, std::string>>& Columns() {
@@ -403,13 +381,13 @@ std::string SweepResultsHtml(const SweepPlan& plan) {
     std::string svg = fmt::format(
         "<h2>{}</h2>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
         "role=\"img\" aria-label=\"{}\">\n",
-        Html(title), kWidth, kHeight, Html(title));
+        EscapeHtml(title), kWidth, kHeight, EscapeHtml(title));
     const double plot_h = kHeight - kBottom - kTop;
     svg += fmt::format(
         "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#444\"/>\n"
         "<text x=\"{3:.1f}\" y=\"{1:.1f}\" font-size=\"11\" text-anchor=\"end\">{4}</text>\n"
         "<text x=\"{3:.1f}\" y=\"{2:.1f}\" font-size=\"11\" text-anchor=\"end\">0</text>\n",
-        kLeft, kTop, kTop + plot_h, kLeft - 4, Html(Figure(top) + " " + unit));
+        kLeft, kTop, kTop + plot_h, kLeft - 4, EscapeHtml(Figure(top) + " " + unit));
     for (const SweepPoint& p : plan.points) {
       const double x = kLeft + 2 + slot * p.index;
       const std::optional<double> v = value_of(p);
@@ -420,12 +398,12 @@ std::string SweepResultsHtml(const SweepPlan& plan) {
             "<rect class=\"bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
             "fill=\"{}\"><title>point {} ({}): {} {}</title></rect>\n",
             x, kTop + plot_h - h, std::max(1.0, slot * 0.8), h, is_best ? "#d95f02" : "#1b9e77",
-            p.index, Html(Settings(p)), Html(Figure(*v)), Html(unit));
+            p.index, EscapeHtml(Settings(p)), EscapeHtml(Figure(*v)), EscapeHtml(unit));
       } else {
         svg += fmt::format(
             "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"9\" fill=\"#999\">x<title>point {}: "
             "{}</title></text>\n",
-            x, kTop + plot_h - 2, p.index, Html(std::string(ToString(p.status))));
+            x, kTop + plot_h - 2, p.index, EscapeHtml(std::string(ToString(p.status))));
       }
       if (plan.points.size() <= 64)
         svg += fmt::format(
@@ -438,7 +416,7 @@ std::string SweepResultsHtml(const SweepPlan& plan) {
           "<line class=\"limit\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
           "stroke=\"#c00\" stroke-dasharray=\"4 3\"/>\n<text x=\"{:.1f}\" y=\"{:.1f}\" "
           "font-size=\"11\" fill=\"#c00\">{}</text>\n",
-          kLeft, y, kWidth - 10, y, kWidth - 160, y - 4, Html(line_label));
+          kLeft, y, kWidth - 10, y, kWidth - 160, y - 4, EscapeHtml(line_label));
     }
     svg += fmt::format(
         "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"middle\">point</text>\n"
@@ -451,20 +429,21 @@ std::string SweepResultsHtml(const SweepPlan& plan) {
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Myriad "
       "sweep " +
-      Html(plan.sweep_path) +
+      EscapeHtml(plan.sweep_path) +
       "</title>\n<style>\nbody{font-family:sans-serif;margin:2em;color:#222}\n"
       "table{border-collapse:collapse;font-size:13px}\n"
       "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}\n"
       "tr.best{background:#fde9d9}\ntd.note{text-align:left;color:#666}\n</style>\n</head>\n"
       "<body>\n";
   out += fmt::format("<h1>Sweep {}</h1>\n<p>Base scenario {}; objective: {} {}.</p>\n",
-                     Html(plan.sweep_path), Html(plan.base_path),
-                     plan.objective.maximize ? "highest" : "lowest", Html(plan.objective.metric));
+                     EscapeHtml(plan.sweep_path), EscapeHtml(plan.base_path),
+                     plan.objective.maximize ? "highest" : "lowest",
+                     EscapeHtml(plan.objective.metric));
   if (best) {
     const SweepPoint& p = plan.points[static_cast<std::size_t>(*best)];
     out += fmt::format("<p id=\"best\">Best: point {} ({}), {} = {}.</p>\n", p.index,
-                       Html(Settings(p)), Html(plan.objective.metric),
-                       Html(Figure(p.metrics.at(plan.objective.metric))));
+                       EscapeHtml(Settings(p)), EscapeHtml(plan.objective.metric),
+                       EscapeHtml(Figure(p.metrics.at(plan.objective.metric))));
   } else {
     out += "<p id=\"best\">No point ran to completion.</p>\n";
   }
@@ -484,20 +463,21 @@ std::string SweepResultsHtml(const SweepPlan& plan) {
       },
       hbm, fmt::format("HBM {:.0f} GiB", hbm), "GiB");
   out += "<h2>Points</h2>\n<table>\n<tr><th>point</th>";
-  for (const std::string& key : plan.axes) out += "<th>" + Html(key) + "</th>";
+  for (const std::string& key : plan.axes) out += "<th>" + EscapeHtml(key) + "</th>";
   out += "<th>status</th>";
-  for (const auto& [key, label] : Columns()) out += "<th>" + Html(label) + "</th>";
+  for (const auto& [key, label] : Columns()) out += "<th>" + EscapeHtml(label) + "</th>";
   out += "<th>note</th></tr>\n";
   for (const SweepPoint& p : plan.points) {
     out += fmt::format("<tr{}><td>{}</td>", best && *best == p.index ? " class=\"best\"" : "",
                        p.index);
-    for (const auto& [key, value] : p.settings) out += "<td>" + Html(value.Display()) + "</td>";
+    for (const auto& [key, value] : p.settings)
+      out += "<td>" + EscapeHtml(value.Display()) + "</td>";
     out += "<td>" + std::string(ToString(p.status)) + "</td>";
     for (const auto& [key, label] : Columns()) {
       const std::optional<double> v = Column(p, key);
-      out += "<td>" + (v ? Html(Figure(*v)) : std::string()) + "</td>";
+      out += "<td>" + (v ? EscapeHtml(Figure(*v)) : std::string()) + "</td>";
     }
-    out += "<td class=\"note\">" + Html(p.reason) + "</td></tr>\n";
+    out += "<td class=\"note\">" + EscapeHtml(p.reason) + "</td></tr>\n";
   }
   out += "</table>\n</body>\n</html>\n";
   return out;
