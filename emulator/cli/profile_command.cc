@@ -1,6 +1,7 @@
 // `myriad profile import TRACE... -o PROFILE.kdb`: kernel profiles from a real GPU's traces.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -13,7 +14,7 @@ namespace myriad::cli {
 namespace {
 
 const char kProfileUsage[] =
-    "usage: myriad profile import TRACE [TRACE...] -o PROFILE.kdb [--gpu KEY]\n"
+    "usage: myriad profile import TRACE [TRACE...] -o PROFILE.kdb [--gpu KEY] [--json]\n"
     "       myriad profile record [-o PROFILE.kdb] -- PROGRAM [ARGS...]\n"
     "\n"
     "import: reads GPU traces recorded on a real GPU (a PyTorch profiler Chrome trace, plain or\n"
@@ -21,15 +22,21 @@ const char kProfileUsage[] =
     "the profile database `--profile` reads: each kernel's median duration per name and launch\n"
     "shape, and each matrix product's (aten::mm, addmm, bmm, baddbmm, _scaled_mm with\n"
     "record_shapes) per shape. The GPU is the trace's, or --gpu KEY (a catalog key:\n"
-    "h100-sxm, ...). docs/kernel-timing.md, \"Importing a profile\".\n"
+    "h100-sxm, ...). --json prints what was written as JSON. docs/kernel-timing.md,\n"
+    "\"Importing a profile\".\n"
     "\n"
     "record: runs PROGRAM natively on this machine's GPU and writes its kernels' profile.\n";
 
 int Import(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> traces;
   std::string output, gpu_key;
+  bool json = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
+    if (a == "--json") {
+      json = true;
+      continue;
+    }
     if ((a == "-o" || a == "--output" || a == "--gpu") && i + 1 >= args.size()) {
       err << "myriad profile import: error: " << a << " needs a value\n" << kProfileUsage;
       return kExitBadInput;
@@ -92,6 +99,19 @@ int Import(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return kExitBadInput;
   }
   if (!WriteFile(output, built->database, err)) return kExitFailure;
+  if (json) {
+    nlohmann::ordered_json doc = {{"output", output},
+                                  {"gpu", gpu_key},
+                                  {"traces", traces},
+                                  {"formats", formats},
+                                  {"kernels", built->kernels},
+                                  {"kernel_rows", built->kernel_rows},
+                                  {"gemm_calls", built->gemm_calls},
+                                  {"gemm_rows", built->gemm_rows},
+                                  {"kernel_time_us", built->kernel_time_us}};
+    out << doc.dump(2) << "\n";
+    return kExitOk;
+  }
   out << fmt::format(
       "{}: {} kernels ({} rows by name and launch shape) and {} GEMM calls ({} shapes), "
       "{:.3f} ms of kernel time, from {} ({}), for {}\n",

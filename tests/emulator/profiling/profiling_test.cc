@@ -266,6 +266,13 @@ TEST(ProfileCommand, ImportThenTimeAReplayWithTheProfile) {
   EXPECT_THAT(out, HasSubstr("6 kernels (3 rows by name and launch shape) and 2 GEMM calls (1 "
                              "shapes), 0.124 ms of kernel time, from 1 trace (kineto), for "
                              "h100-sxm"));
+  // The same figures with --json, as every command that prints figures has it.
+  const auto [jstatus, jout] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " profile import " + trace + " -o " + kdb + " --json 2>&1");
+  ASSERT_EQ(jstatus, 0) << jout;
+  EXPECT_THAT(jout, HasSubstr("\"kernels\": 6,"));
+  EXPECT_THAT(jout, HasSubstr("\"gemm_rows\": 1,"));
+  EXPECT_THAT(jout, HasSubstr("\"gpu\": \"h100-sxm\","));
   const std::string replay = TempPath("gemm.jsonl");
   WriteText(replay,
             "{\"myriad_trace\": 1, \"ranks\": 1}\n"
