@@ -101,6 +101,9 @@ Status Prepare(SweepPlan& plan, const std::string& dir) {
   Result<emulator::Scenario> base = emulator::LoadScenario(plan.base_path);
   if (!base.ok())
     return Status::InvalidArgument(plan.sweep_path + ": base scenario: " + base.status().message());
+  if (!base->workload)
+    return Status::InvalidArgument(plan.sweep_path + ": base scenario " + plan.base_path +
+                                   " has no [workload] (each point is a `myriad simulate` run)");
   plan.base_name = base->name;
   std::error_code error;
   for (SweepPoint& point : plan.points) {
@@ -231,6 +234,9 @@ int WriteResults(SweepPlan& plan, const std::string& dir, bool json, std::ostrea
       out << fmt::format("best by {} {}: point {} ({}): {}\n",
                          plan.objective.maximize ? "highest" : "lowest", plan.objective.metric,
                          p.index, Settings(p), p.metrics.at(plan.objective.metric));
+    } else if (counts[PointStatus::kOk] > 0) {
+      out << fmt::format("best: none (no ok point's report has the metric '{}')\n",
+                         plan.objective.metric);
     } else {
       out << "best: none (no point ran to completion)\n";
     }

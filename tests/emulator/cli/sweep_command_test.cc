@@ -76,6 +76,13 @@ TEST(SweepCommandTest, AnAxisThatIsNoScenarioKeyIsBadInput) {
   EXPECT_EQ(status, 2);
   EXPECT_THAT(out, HasSubstr("an axis is not a scenario key"));
   EXPECT_THAT(out, HasSubstr("unknown key (did you mean 'parallel'?)"));
+
+  // A base without a workload has nothing to simulate: the sweep says so before anything runs.
+  std::ofstream(sweep) << "base = \"" << fs::absolute("scenarios/h100-x16.toml").string()
+                       << "\"\n[axes]\n\"cluster.nodes\" = [1, 2]\n";
+  const auto [no_workload, message] = Myriad("sweep " + sweep.string() + " --out " + dir.string());
+  EXPECT_EQ(no_workload, 2);
+  EXPECT_THAT(message, HasSubstr("has no [workload]"));
 }
 
 TEST(SweepCommandTest, SlurmTasksAndCollectGiveTheLocalResults) {
