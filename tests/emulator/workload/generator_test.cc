@@ -371,3 +371,35 @@ TEST(SyntheticWorkloadTest, DoublingDataParallelismKeepsThroughputPerGpu) {
 
 }  // namespace
 }  // namespace myriad::emulator
+
+namespace myriad::emulator {
+namespace {
+
+// The progress display's time left rests on the op count a workload expects; a synthetic one
+// counts one rank per pipeline stage. It must be what the run simulates, and asking for it (a
+// display is shown) must not change the run.
+TEST(SyntheticWorkloadTest, ExpectedOpsAreTheOpsTheRunSimulatesAndAskingChangesNothing) {
+  for (const char* path :
+       {"scenarios/mixtral-8x7b-h100-x64.toml", "scenarios/llama3-405b-h100-x1024.toml",
+        "scenarios/llama3-8b-h100-x64.toml"}) {
+    Result<Scenario> s = LoadScenario(path);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    auto quiet = MakeSyntheticWorkload(*s->workload, s->cluster, true);
+    auto counted = MakeSyntheticWorkload(*s->workload, s->cluster, true);
+    ASSERT_TRUE(quiet.ok() && counted.ok());
+    const std::uint64_t expected = (*counted)->expected_ops();
+    EngineOptions shown;
+    int calls = 0;
+    shown.on_progress = [&](const Progress&) { ++calls; };
+    auto a = RunEngine(**quiet, s->cluster, EngineOptions{});
+    auto b = RunEngine(**counted, s->cluster, shown);
+    ASSERT_TRUE(a.ok() && b.ok()) << path;
+    EXPECT_EQ(expected, b->simulated_ops) << path;
+    EXPECT_GE(calls, 1) << path;  // at least the last one
+    EXPECT_EQ(a->iteration_time(), b->iteration_time()) << path;
+    EXPECT_EQ(a->simulated_ops, b->simulated_ops) << path;
+  }
+}
+
+}  // namespace
+}  // namespace myriad::emulator
