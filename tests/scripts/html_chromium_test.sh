@@ -37,6 +37,12 @@ render "$work/control.html" "$work/control" 600
 "$myriad" replay tests/emulator/cli/data/overlap.jsonl --scenario scenarios/dgx-h100.toml \
   --html "$work/replay.html" >/dev/null
 "$myriad" sweep tests/emulator/cli/data/sweep-small.toml --out "$work/sweep" >/dev/null
+# A live program's page too, where the examples were built (they need the CUDA toolkit).
+ddp_train=$(dirname "$myriad")/examples/ddp_train
+if [[ -x $ddp_train ]]; then
+  "$myriad" run scenarios/h100-x16.toml --fold dp --html "$work/run.html" -- "$ddp_train" \
+    --steps 3 >/dev/null 2>&1
+fi
 grep -q 'http' <(grep -v 'xmlns="http://www.w3.org/2000/svg"' "$work/simulate.html") &&
   fail "the simulate page refers to a network address"
 
@@ -62,6 +68,7 @@ check() {  # page, then pairs of colour and the fewest pixels of it the screensh
 # Compute (green) in the breakdown and timeline, TP communication (orange), the links (yellow).
 check "$work/simulate.html" 1b9e77 20000 d95f02 5000 e6ab02 5000
 check "$work/replay.html" 1b9e77 5000
+[[ -f $work/run.html ]] && check "$work/run.html" 1b9e77 5000
 # The sweep page: bars (green), the best point (orange).
 check "$work/sweep/results.html" 1b9e77 2000 d95f02 200
 echo "html in chromium: 1 passed, 0 failed"
