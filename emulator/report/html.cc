@@ -174,10 +174,19 @@ std::string Timeline(const RunResult& result, FamilyColours& colours) {
   if (result.timeline.empty() || result.total_time <= 0) return "";
   // Rows: (rank, track) in order; each row's time cut into columns coloured by what took most
   // of each (compute, communication by family, waits), runs of one colour merged.
-  std::vector<std::pair<int, std::int32_t>> rows;
-  for (const TimelineSlice& s : result.timeline) {
-    const auto key = std::make_pair(s.rank, s.track);
-    if (std::find(rows.begin(), rows.end(), key) == rows.end()) rows.push_back(key);
+  // The slices are sorted by (rank, track, start) (engine Collect): each row is one run of
+  // them, found in one pass.
+  struct Row {
+    int rank;
+    std::int32_t track;
+    std::size_t begin, end;  // its slices in result.timeline
+  };
+  std::vector<Row> rows;
+  for (std::size_t i = 0; i < result.timeline.size(); ++i) {
+    const TimelineSlice& s = result.timeline[i];
+    if (rows.empty() || rows.back().rank != s.rank || rows.back().track != s.track)
+      rows.push_back({s.rank, s.track, i, i});
+    rows.back().end = i + 1;
   }
   const std::size_t shown = std::min(rows.size(), kMaxTimelineRows);
   const double span = static_cast<double>(result.total_time);
@@ -200,10 +209,12 @@ std::string Timeline(const RunResult& result, FamilyColours& colours) {
       "height=\"{:.0f}\">\n",
       width, height);
   for (std::size_t r = 0; r < shown; ++r) {
-    const auto [rank, track] = rows[r];
+    const int rank = rows[r].rank;
+    const std::int32_t track = rows[r].track;
     std::vector<std::map<std::string, double>> columns(kTimelineColumns);
-    for (const TimelineSlice& s : result.timeline) {
-      if (s.rank != rank || s.track != track || s.duration <= 0) continue;
+    for (std::size_t i = rows[r].begin; i < rows[r].end; ++i) {
+      const TimelineSlice& s = result.timeline[i];
+      if (s.duration <= 0) continue;
       const std::string colour = colour_of(s);
       if (colour.empty()) continue;
       const double a = static_cast<double>(s.start) / span * kTimelineColumns;

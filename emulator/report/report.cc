@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <set>
+#include <tuple>
 #include <vector>
 
 #include "timing/pytorch_kernels.h"
@@ -94,32 +97,34 @@ std::string Family(const std::string& comm) { return comm.substr(0, comm.find('.
 }  // namespace
 
 std::vector<CollectiveGroup> GroupCollectives(const std::vector<CollectiveStats>& collectives) {
+  // Keyed lookups: a folded run of 16,384 ranks has thousands of communicators in one group.
+  using Key = std::tuple<std::string, int, std::uint64_t, int, int>;
+  std::map<Key, std::size_t> index;
   std::vector<CollectiveGroup> groups;
-  std::vector<std::vector<std::string>> members;  // per group: its communicators
+  std::vector<std::set<std::string>> members;  // per group: its communicators
   for (const CollectiveStats& c : collectives) {
     const std::string family = Family(c.comm);
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const CollectiveGroup& g) {
-      return g.family == family && g.op == c.op && g.bytes == c.bytes &&
-             g.algorithm == c.algorithm && g.protocol == c.protocol;
-    });
-    if (it == groups.end()) {
+    const Key key{family, static_cast<int>(c.op), c.bytes, static_cast<int>(c.algorithm),
+                  static_cast<int>(c.protocol)};
+    auto [at, added] = index.emplace(key, groups.size());
+    if (added) {
       groups.push_back({family, c.op, c.bytes, c.algorithm, c.protocol, 0, 0, 0, 0});
       members.emplace_back();
-      it = groups.end() - 1;
     }
-    std::vector<std::string>& comms = members[static_cast<size_t>(it - groups.begin())];
-    if (std::find(comms.begin(), comms.end(), c.comm) == comms.end()) comms.push_back(c.comm);
-    it->communicators = static_cast<int>(comms.size());
+    CollectiveGroup& g = groups[at->second];
+    std::set<std::string>& comms = members[at->second];
+    comms.insert(c.comm);
+    g.communicators = static_cast<int>(comms.size());
     // Means weighted by calls, so a group's time is what its average call took.
     const double calls = static_cast<double>(c.calls);
-    const double total = static_cast<double>(it->calls) + calls;
+    const double total = static_cast<double>(g.calls) + calls;
     if (total > 0) {
-      it->alone_us =
-          (it->alone_us * static_cast<double>(it->calls) + ToMicros(c.duration) * calls) / total;
-      it->mean_us =
-          (it->mean_us * static_cast<double>(it->calls) + ToMicros(c.flow_mean) * calls) / total;
+      g.alone_us =
+          (g.alone_us * static_cast<double>(g.calls) + ToMicros(c.duration) * calls) / total;
+      g.mean_us =
+          (g.mean_us * static_cast<double>(g.calls) + ToMicros(c.flow_mean) * calls) / total;
     }
-    it->calls += c.calls;
+    g.calls += c.calls;
   }
   return groups;
 }
