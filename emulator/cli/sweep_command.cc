@@ -139,6 +139,27 @@ Status Prepare(SweepPlan& plan, const std::string& dir) {
           spec.rank_memory(point.gpus, spec.fullest_stage(point.gpus)).peak();
     }
   }
+  // Every point rejected for one and the same reason: the swept values do not enter into it,
+  // so the sweep file is what is wrong (a key that moved, such as network.routing). Reasons
+  // are compared past the point's file name, which differs from point to point.
+  const SweepPoint* first = nullptr;
+  bool all_same = true;
+  int tried = 0;
+  auto why = [](const SweepPoint& p) { return p.reason.substr(p.reason.find(':') + 1); };
+  for (const SweepPoint& point : plan.points) {
+    if (point.status == PointStatus::kExcluded) continue;
+    ++tried;
+    if (point.status != PointStatus::kImpossible) {
+      all_same = false;
+      break;
+    }
+    if (first == nullptr) first = &point;
+    if (why(point) != why(*first)) all_same = false;
+  }
+  if (tried > 1 && all_same && first != nullptr)
+    return Status::InvalidArgument(
+        fmt::format("{}: every point is rejected for the same reason, so the sweep is at fault: {}",
+                    plan.sweep_path, first->reason));
   return Status::Ok();
 }
 

@@ -83,6 +83,15 @@ TEST(SweepCommandTest, AnAxisThatIsNoScenarioKeyIsBadInput) {
   const auto [no_workload, message] = Myriad("sweep " + sweep.string() + " --out " + dir.string());
   EXPECT_EQ(no_workload, 2);
   EXPECT_THAT(message, HasSubstr("has no [workload]"));
+
+  // A key that moved (routing belongs to the fabric now): every point fails alike, so the
+  // sweep does, naming the scenario loader's reason.
+  std::ofstream(sweep) << "base = \"" << fs::absolute("scenarios/llama3-8b-h100-x64.toml").string()
+                       << "\"\n[axes]\n\"network.routing\" = [\"ecmp\", \"adaptive\"]\n";
+  const auto [moved, why] = Myriad("sweep " + sweep.string() + " --out " + dir.string());
+  EXPECT_EQ(moved, 2);
+  EXPECT_THAT(why, HasSubstr("every point is rejected for the same reason"));
+  EXPECT_THAT(why, HasSubstr("set cluster.scale_out.routing"));
 }
 
 TEST(SweepCommandTest, SlurmTasksAndCollectGiveTheLocalResults) {
