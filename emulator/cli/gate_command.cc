@@ -3,16 +3,13 @@
 // replay, run and simulate does the same with the run's own report.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <ostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/run_flags.h"
 #include "myriad/emulator/gate.h"
-#include "myriad/input_file.h"
 
 namespace myriad::cli {
 namespace {
@@ -37,25 +34,13 @@ const char* const kGateUsage =
     "  --benchmark-json FILE     also write github-action-benchmark input\n"
     "                            (customSmallerIsBetter: name, unit, value)\n";
 
-// The whole of a report, or why not (a FIFO or /dev/zero would never end: refused).
-Status ReadText(const std::string& path, std::string* text) {
-  // Reports are at most tens of MB (16,384 ranks); 1 GiB is none.
-  if (Status st = CheckInputFile(path, "report", std::uint64_t{1} << 30); !st.ok()) return st;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(path + ": cannot open");
-  std::ostringstream s;
-  s << in.rdbuf();
-  *text = s.str();
-  return Status::Ok();
-}
-
 }  // namespace
 
 int GateReports(const std::string& baseline_path, const std::string& current_json,
                 const std::string& current_name, const emulator::GateOptions& options,
                 const GateOutputs& outputs, std::ostream& out, std::ostream& err) {
   std::string baseline_json;
-  if (Status st = ReadText(baseline_path, &baseline_json); !st.ok()) {
+  if (Status st = ReadText(baseline_path, "report", &baseline_json); !st.ok()) {
     err << "myriad: error: cannot read baseline: " << st.message() << "\n";
     return kExitBadInput;
   }
@@ -161,7 +146,7 @@ int RunGate(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   options.rules.insert(options.rules.end(), command_line_rules.begin(), command_line_rules.end());
   options.max_change = max_change;
   std::string current_json;
-  if (Status st = ReadText(current_path, &current_json); !st.ok()) {
+  if (Status st = ReadText(current_path, "report", &current_json); !st.ok()) {
     err << "myriad: error: cannot read " << st.message() << "\n";
     return kExitBadInput;
   }

@@ -7,8 +7,10 @@
 #include <fstream>
 #include <optional>
 #include <ostream>
+#include <sstream>
 
 #include "cli/commands.h"
+#include "myriad/input_file.h"
 
 namespace myriad::cli {
 namespace {
@@ -35,6 +37,17 @@ bool WriteFile(const std::string& path, const std::string& text, std::ostream& e
     return false;
   }
   return true;
+}
+
+Status ReadText(const std::string& path, std::string_view what, std::string* text) {
+  // Reports are at most tens of MB (16,384 ranks); 1 GiB is none.
+  if (Status st = CheckInputFile(path, what, std::uint64_t{1} << 30); !st.ok()) return st;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(path + ": cannot open");
+  std::ostringstream s;
+  s << in.rdbuf();
+  *text = s.str();
+  return Status::Ok();
 }
 
 bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags& flags,
@@ -157,11 +170,12 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
 
 int FinishRun(const emulator::RunResult& result, const emulator::RunContext& context,
               const RunFlags& flags, std::ostream& out, std::ostream& err) {
-  out << (flags.json ? emulator::ReportJson(result, context)
-                     : emulator::FormatSummary(result, context));
-  if (!flags.report_path.empty() &&
-      !WriteFile(flags.report_path, emulator::ReportJson(result, context), err))
-    return kExitFailure;
+  // The JSON report is built once, for stdout (--json) and the file (--report) alike.
+  const std::string report = flags.json || !flags.report_path.empty()
+                                 ? emulator::ReportJson(result, context)
+                                 : std::string();
+  out << (flags.json ? report : emulator::FormatSummary(result, context));
+  if (!flags.report_path.empty() && !WriteFile(flags.report_path, report, err)) return kExitFailure;
   if (!flags.timeline_path.empty() &&
       !WriteFile(flags.timeline_path, emulator::TimelineJson(result, context), err))
     return kExitFailure;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/progress.h"
@@ -93,6 +94,9 @@ int GateAgainstBaseline(const emulator::RunResult& result, const emulator::RunCo
 
 // Writes `text` to `path`; on failure says so on `err` and returns false.
 bool WriteFile(const std::string& path, const std::string& text, std::ostream& err);
+// Reads the whole of `path` (a report, a sweep's plan or result: `what` names it in errors),
+// refusing what is not a regular file of at most 1 GiB (a FIFO or /dev/zero would never end).
+Status ReadText(const std::string& path, std::string_view what, std::string* text);
 
 // What `myriad gate` writes besides its table.
 struct GateOutputs {

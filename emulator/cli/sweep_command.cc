@@ -15,7 +15,6 @@
 #include <fstream>
 #include <map>
 #include <ostream>
-#include <sstream>
 #include <thread>
 
 #include "cli/commands.h"
@@ -54,12 +53,10 @@ const char* const kSweepUsage =
     "collect DIR        merges the points' results in DIR (from Slurm's tasks or a local run)\n"
     "point DIR INDEX    runs point INDEX of the sweep prepared in DIR (one Slurm task)\n";
 
-Result<std::string> ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(path + ": cannot open");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+// A file the sweep left in its folder ("" if it is not there or cannot be read).
+std::string ReadOrEmpty(const std::string& path) {
+  std::string text;
+  return ReadText(path, "sweep file", &text).ok() ? text : std::string();
 }
 
 // Written beside and renamed into place, so a reader (collect, a resumed sweep) never sees
@@ -165,8 +162,8 @@ Status Prepare(SweepPlan& plan, const std::string& dir) {
 
 // The point's earlier result, if it has one for its current settings.
 bool AlreadyDone(const std::string& dir, SweepPoint* point) {
-  Result<std::string> text = ReadAll(PointDir(dir, point->index) + "/result.json");
-  return text.ok() && emulator::ReadPointResult(*text, point);
+  const std::string text = ReadOrEmpty(PointDir(dir, point->index) + "/result.json");
+  return !text.empty() && emulator::ReadPointResult(text, point);
 }
 
 // Starts `myriad simulate` on one point, its output into the point's folder; the child's pid.
@@ -197,10 +194,8 @@ bool FinishPoint(const std::string& dir, int wait_status, SweepPoint* point, std
   const std::string point_dir = PointDir(dir, point->index);
   const int exit_status =
       WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
-  Result<std::string> stderr_text = ReadAll(point_dir + "/stderr.txt");
-  Result<std::string> report = ReadAll(point_dir + "/report.json");
-  emulator::ClassifyPointRun(exit_status, stderr_text.ok() ? *stderr_text : "",
-                             report.ok() ? *report : "", point);
+  emulator::ClassifyPointRun(exit_status, ReadOrEmpty(point_dir + "/stderr.txt"),
+                             ReadOrEmpty(point_dir + "/report.json"), point);
   point->reason = WithinSweep(point->reason, dir);
   return WriteAtomically(point_dir + "/result.json", emulator::PointResultJson(*point), err);
 }
@@ -212,25 +207,22 @@ bool RecordWithoutRunning(const std::string& dir, const SweepPoint& point, std::
                          emulator::PointResultJson(point), err);
 }
 
-std::string Settings(const SweepPoint& p) { return emulator::SettingsText(p); }
-
 void PrintPoint(const SweepPlan& plan, const SweepPoint& p, std::ostream& out) {
   std::string what(emulator::ToString(p.status));
   if (p.status == PointStatus::kOk && p.metrics.count(plan.objective.metric))
     what += fmt::format(", {} {}", plan.objective.metric, p.metrics.at(plan.objective.metric));
   else if (!p.reason.empty())
     what += ": " + p.reason;
-  out << fmt::format("  point {:>4} of {} ({}): {}\n", p.index, plan.points.size(), Settings(p),
-                     what);
+  out << fmt::format("  point {:>4} of {} ({}): {}\n", p.index, plan.points.size(),
+                     emulator::SettingsText(p), what);
 }
 
 // Reads each point's result into the plan, writes the result files and prints the summary.
 int WriteResults(SweepPlan& plan, const std::string& dir, bool json, std::ostream& out,
                  std::ostream& err) {
+  // Points without an outcome yet (collect's, from plan.json) take theirs from the folder.
   for (SweepPoint& point : plan.points)
-    if (point.status != PointStatus::kExcluded && !AlreadyDone(dir, &point) &&
-        point.status != PointStatus::kImpossible)
-      point.status = PointStatus::kPending;
+    if (point.status == PointStatus::kPending) AlreadyDone(dir, &point);
   const std::string results = emulator::SweepResultsJson(plan);
   for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
            {"results.json", results},
@@ -254,7 +246,7 @@ int WriteResults(SweepPlan& plan, const std::string& dir, bool json, std::ostrea
       const SweepPoint& p = plan.points[static_cast<std::size_t>(*best)];
       out << fmt::format("best by {} {}: point {} ({}): {}\n",
                          plan.objective.maximize ? "highest" : "lowest", plan.objective.metric,
-                         p.index, Settings(p), p.metrics.at(plan.objective.metric));
+                         p.index, emulator::SettingsText(p), p.metrics.at(plan.objective.metric));
     } else if (counts[PointStatus::kOk] > 0) {
       out << fmt::format("best: none (no ok point's report has the metric '{}')\n",
                          plan.objective.metric);
@@ -281,11 +273,11 @@ int WriteResults(SweepPlan& plan, const std::string& dir, bool json, std::ostrea
 
 Result<SweepPlan> ReadPlan(const std::string& dir) {
   const std::string path = (fs::path(dir) / "plan.json").string();
-  Result<std::string> text = ReadAll(path);
-  if (!text.ok())
+  const std::string text = ReadOrEmpty(path);
+  if (text.empty())
     return Status::NotFound(path + ": no sweep prepared here (myriad sweep SWEEP.toml --out " +
                             dir + " prepares one)");
-  return emulator::ParsePlanJson(*text, path);
+  return emulator::ParsePlanJson(text, path);
 }
 
 int RunPointCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

@@ -104,8 +104,6 @@ std::string Figure(double v) {
   return fmt::format("{:.4g}", v);
 }
 
-std::string Settings(const SweepPoint& p) { return SettingsText(p); }
-
 // The columns every table shows after the settings.
 const std::vector<std::pair<std::string, std::string>>& Columns() {
   static const std::vector<std::pair<std::string, std::string>> kColumns = {
@@ -130,11 +128,10 @@ std::optional<double> Column(const SweepPoint& p, const std::string& key) {
 
 }  // namespace
 
-std::string SettingsText(const SweepPoint& point, bool full) {
+std::string SettingsText(const SweepPoint& point) {
   std::string s;
   for (const auto& [key, value] : point.settings)
-    s += (s.empty() ? "" : ", ") + (full ? key : key.substr(key.rfind('.') + 1)) + "=" +
-         value.Display();
+    s += (s.empty() ? "" : ", ") + key.substr(key.rfind('.') + 1) + "=" + value.Display();
   return s;
 }
 
@@ -338,7 +335,7 @@ std::string SweepResultsMarkdown(const SweepPlan& plan) {
                      plan.objective.metric);
   if (best) {
     const SweepPoint& p = plan.points[static_cast<std::size_t>(*best)];
-    out += fmt::format("Best: point {} ({}), {} = {}.\n\n", p.index, Settings(p),
+    out += fmt::format("Best: point {} ({}), {} = {}.\n\n", p.index, SettingsText(p),
                        plan.objective.metric, Figure(p.metrics.at(plan.objective.metric)));
   } else {
     out += "No point ran to completion.\n\n";
@@ -398,7 +395,7 @@ std::string SweepResultsHtml(const SweepPlan& plan) {
             "<rect class=\"bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
             "fill=\"{}\"><title>point {} ({}): {} {}</title></rect>\n",
             x, kTop + plot_h - h, std::max(1.0, slot * 0.8), h, is_best ? "#d95f02" : "#1b9e77",
-            p.index, EscapeHtml(Settings(p)), EscapeHtml(Figure(*v)), EscapeHtml(unit));
+            p.index, EscapeHtml(SettingsText(p)), EscapeHtml(Figure(*v)), EscapeHtml(unit));
       } else {
         svg += fmt::format(
             "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"9\" fill=\"#999\">x<title>point {}: "
@@ -442,7 +439,7 @@ std::string SweepResultsHtml(const SweepPlan& plan) {
   if (best) {
     const SweepPoint& p = plan.points[static_cast<std::size_t>(*best)];
     out += fmt::format("<p id=\"best\">Best: point {} ({}), {} = {}.</p>\n", p.index,
-                       EscapeHtml(Settings(p)), EscapeHtml(plan.objective.metric),
+                       EscapeHtml(SettingsText(p)), EscapeHtml(plan.objective.metric),
                        EscapeHtml(Figure(p.metrics.at(plan.objective.metric))));
   } else {
     out += "<p id=\"best\">No point ran to completion.</p>\n";

@@ -55,8 +55,8 @@ struct SweepPoint {
   double planned_memory_bytes = 0;        // the memory plan's fullest stage, per GPU
 };
 
-// "tp=2, pp=4": a point's settings by the last part of each key (the whole key with `full`).
-std::string SettingsText(const SweepPoint& point, bool full = false);
+// "tp=2, pp=4": a point's settings by the last part of each key.
+std::string SettingsText(const SweepPoint& point);
 
 struct SweepPlan {
   std::string sweep_path;         // as given
