@@ -109,7 +109,7 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
   for (const emulator::RankResult& r : result->ranks)
     for (const auto& [comm, time] : r.exposed_by_comm)
       for (size_t a = 0; a < axes.size(); ++a)
-        if (comm.substr(0, comm.find('.')) == axes[a]) exposed[a] += emulator::ToMicros(time);
+        if (emulator::CommunicatorFamily(comm) == axes[a]) exposed[a] += emulator::ToMicros(time);
   const double per_iteration =
       static_cast<double>(result->ranks.size()) *
       static_cast<double>(std::max<size_t>(1, result->iteration_ends.size() - 1));

@@ -10,6 +10,7 @@
 
 #include "myriad/emulator/report.h"
 #include "myriad/html_escape.h"
+#include "report/text.h"
 #include "timing/pytorch_kernels.h"
 
 namespace myriad::emulator {
@@ -27,19 +28,10 @@ constexpr const char* kIdle = "#d9d9d9";
 constexpr const char* kFamilyColours[] = {"#d95f02", "#7570b3", "#e7298a", "#66a61e",
                                           "#e6ab02", "#a6761d", "#666666"};
 
-std::string Family(const std::string& comm) { return comm.substr(0, comm.find('.')); }
-
 std::string Us(double us) {
   if (us >= 1e6) return fmt::format("{:.3f} s", us / 1e6);
   if (us >= 1e3) return fmt::format("{:.3f} ms", us / 1e3);
   return fmt::format("{:.3f} us", us);
-}
-
-std::string Bytes(double b) {
-  if (b >= kGiB) return fmt::format("{:.2f} GiB", b / kGiB);
-  if (b >= 1 << 20) return fmt::format("{:.2f} MiB", b / (1 << 20));
-  if (b >= 1 << 10) return fmt::format("{:.2f} KiB", b / (1 << 10));
-  return fmt::format("{:.0f} B", b);
 }
 
 // Up to `n` of `count` indices, evenly spread, the first and last included.
@@ -136,13 +128,14 @@ std::string Breakdown(const RunResult& result, FamilyColours& colours) {
   std::vector<std::vector<Segment>> segments;
   // Families first seen over all ranks, so colours do not depend on the sample.
   for (const RankResult& r : result.ranks)
-    for (const auto& [comm, time] : r.exposed_by_comm) colours(Family(comm));
+    for (const auto& [comm, time] : r.exposed_by_comm) colours(CommunicatorFamily(comm));
   for (std::size_t i : picked) {
     const RankResult& r = result.ranks[i];
     rows.push_back(fmt::format("rank {}", r.rank));
     std::vector<Segment> row = {{"compute", ToMicros(r.compute), kCompute}};
     std::map<std::string, double> by_family;
-    for (const auto& [comm, time] : r.exposed_by_comm) by_family[Family(comm)] += ToMicros(time);
+    for (const auto& [comm, time] : r.exposed_by_comm)
+      by_family[CommunicatorFamily(comm)] += ToMicros(time);
     // exposed_by_comm counts an interval once per communicator in flight: scale to the rank's
     // exposed total, so the bar adds up to the rank's time.
     double counted = 0;
@@ -196,7 +189,7 @@ std::string Timeline(const RunResult& result, FamilyColours& colours) {
       // "allreduce count=... on 'dp.t0.p0'": the family of the communicator it names.
       const std::size_t on = s.name.rfind(" on '");
       if (on == std::string::npos) return kFamilyColours[6];  // an NCCL group of several
-      return colours(Family(s.name.substr(on + 5, s.name.size() - on - 6)));
+      return colours(CommunicatorFamily(s.name.substr(on + 5, s.name.size() - on - 6)));
     }
     if (s.category == "host") return "#a6cee3";
     return "";  // waits and markers: left blank
@@ -292,9 +285,9 @@ std::string Communication(const RunResult& result, FamilyColours& colours, bool 
     out += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td>"
         "</tr>\n",
-        EscapeHtml(g.family), netmodel::ToString(g.op), Bytes(static_cast<double>(g.bytes)),
-        g.communicators, g.calls, Us(flow ? g.mean_us : g.alone_us),
-        netmodel::ToString(g.algorithm), netmodel::ToString(g.protocol));
+        EscapeHtml(g.family), netmodel::ToString(g.op), ByteSize(g.bytes), g.communicators, g.calls,
+        Us(flow ? g.mean_us : g.alone_us), netmodel::ToString(g.algorithm),
+        netmodel::ToString(g.protocol));
   return out + "</table>\n";
 }
 
@@ -321,7 +314,7 @@ std::string Memory(const RunResult& result, const RunContext& context) {
         "<rect x=\"{:.0f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.0f}\" fill=\"{}\">"
         "<title>rank {}: peak {}</title></rect>\n",
         kLabel - 6, y + 12, rank.rank, kLabel, y + 2, peak * scale, kRow - 4,
-        peak > hbm && hbm > 0 ? "#d7301f" : "#7570b3", rank.rank, Bytes(peak));
+        peak > hbm && hbm > 0 ? "#d7301f" : "#7570b3", rank.rank, ByteSize(rank.peak_memory));
   }
   if (hbm > 0)
     svg += fmt::format(
@@ -329,7 +322,8 @@ std::string Memory(const RunResult& result, const RunContext& context) {
         "stroke-dasharray=\"4 3\"/><text x=\"{2:.1f}\" y=\"{3:.0f}\" font-size=\"10\" "
         "fill=\"#c00\" "
         "text-anchor=\"end\">HBM {4}</text>\n",
-        kLabel + hbm * scale, height - 20, kLabel + hbm * scale - 4, height - 6, Bytes(hbm));
+        kLabel + hbm * scale, height - 20, kLabel + hbm * scale - 4, height - 6,
+        ByteSize(static_cast<std::uint64_t>(hbm)));
   svg += "</svg>\n";
   std::string out = "<h2>Memory per GPU against HBM</h2>\n";
   out += fmt::format(

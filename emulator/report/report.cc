@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <tuple>
 #include <vector>
 
+#include "report/text.h"
 #include "timing/pytorch_kernels.h"
 
 namespace myriad::emulator {
@@ -76,13 +76,17 @@ int SlowestRank(const RunResult& result) {
   return slowest;
 }
 
-std::string Bytes(std::uint64_t bytes) {
+}  // namespace
+
+std::string ByteSize(std::uint64_t bytes) {
   const double b = static_cast<double>(bytes);
   if (bytes >= (1ull << 30)) return fmt::format("{:.2f} GiB", b / (1ull << 30));
   if (bytes >= (1ull << 20)) return fmt::format("{:.2f} MiB", b / (1ull << 20));
   if (bytes >= (1ull << 10)) return fmt::format("{:.2f} KiB", b / (1ull << 10));
   return fmt::format("{} B", bytes);
 }
+
+namespace {
 
 std::string IterationNote(const RunResult& result) {
   const size_t n = result.iteration_ends.size();
@@ -91,30 +95,25 @@ std::string IterationNote(const RunResult& result) {
                      n == 2 ? "" : "s");
 }
 
-// A communicator's family: its name up to the first '.' ("dp.t3.p0" is "dp").
-std::string Family(const std::string& comm) { return comm.substr(0, comm.find('.')); }
-
 }  // namespace
+
+std::string CommunicatorFamily(std::string_view comm) {
+  return std::string(comm.substr(0, comm.find('.')));
+}
 
 std::vector<CollectiveGroup> GroupCollectives(const std::vector<CollectiveStats>& collectives) {
   // Keyed lookups: a folded run of 16,384 ranks has thousands of communicators in one group.
   using Key = std::tuple<std::string, int, std::uint64_t, int, int>;
   std::map<Key, std::size_t> index;
   std::vector<CollectiveGroup> groups;
-  std::vector<std::set<std::string>> members;  // per group: its communicators
   for (const CollectiveStats& c : collectives) {
-    const std::string family = Family(c.comm);
+    const std::string family = CommunicatorFamily(c.comm);
     const Key key{family, static_cast<int>(c.op), c.bytes, static_cast<int>(c.algorithm),
                   static_cast<int>(c.protocol)};
     auto [at, added] = index.emplace(key, groups.size());
-    if (added) {
-      groups.push_back({family, c.op, c.bytes, c.algorithm, c.protocol, 0, 0, 0, 0});
-      members.emplace_back();
-    }
+    if (added) groups.push_back({family, c.op, c.bytes, c.algorithm, c.protocol, 0, 0, 0, 0});
     CollectiveGroup& g = groups[at->second];
-    std::set<std::string>& comms = members[at->second];
-    comms.insert(c.comm);
-    g.communicators = static_cast<int>(comms.size());
+    ++g.communicators;  // each (communicator, op, size) is one entry
     // Means weighted by calls, so a group's time is what its average call took.
     const double calls = static_cast<double>(c.calls);
     const double total = static_cast<double>(g.calls) + calls;
@@ -154,9 +153,10 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
                      Us(comm.max));
   out += fmt::format("  idle                 {:>14} {:>14} {:>14}\n", Us(idle.min), Us(idle.median),
                      Us(idle.max));
-  out += fmt::format(
-      "  peak memory          {:>14} {:>14} {:>14}\n\n", Bytes(static_cast<std::uint64_t>(mem.min)),
-      Bytes(static_cast<std::uint64_t>(mem.median)), Bytes(static_cast<std::uint64_t>(mem.max)));
+  out += fmt::format("  peak memory          {:>14} {:>14} {:>14}\n\n",
+                     ByteSize(static_cast<std::uint64_t>(mem.min)),
+                     ByteSize(static_cast<std::uint64_t>(mem.median)),
+                     ByteSize(static_cast<std::uint64_t>(mem.max)));
 
   out += "kernel timing (first answer wins)\n";
   for (const ProviderStats& p : result.kernel_timing)
@@ -206,7 +206,7 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
     out += "  algorithm\n";
     for (const CollectiveGroup& g : groups) {
       out += fmt::format("  {:<{}} {:<14} {:>12} {:>6} {:>8} {:>14}", g.family, width,
-                         netmodel::ToString(g.op), Bytes(g.bytes), g.communicators, g.calls,
+                         netmodel::ToString(g.op), ByteSize(g.bytes), g.communicators, g.calls,
                          fmt::format("{:.3f}", flow ? g.mean_us : g.alone_us));
       if (flow)
         out += fmt::format(" {:>14.3f} {:>8.2f}x", g.alone_us,
@@ -223,7 +223,7 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
     for (size_t i = 0; i < std::min<size_t>(5, result.busiest_links.size()); ++i) {
       const LinkUsage& l = result.busiest_links[i];
       out += fmt::format("  {:<16} {:>6.1f}% busy  {:>12} carried\n", l.name, 100 * l.utilisation,
-                         Bytes(static_cast<std::uint64_t>(l.bytes)));
+                         ByteSize(static_cast<std::uint64_t>(l.bytes)));
     }
   }
   if (!context.notes.empty()) out += "\n";

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -51,7 +52,11 @@ struct CollectiveGroup {
   double alone_us = 0;  // the analytical time of one call
   double mean_us = 0;   // flow fidelity: with the traffic around it
 };
+// `collectives` as RunResult holds them: each (communicator, op, size) once.
 std::vector<CollectiveGroup> GroupCollectives(const std::vector<CollectiveStats>& collectives);
+// A communicator's family: its name up to the first '.' ("dp.t3.p0" is "dp"), the parallel axis
+// of a synthetic workload's communicators.
+std::string CommunicatorFamily(std::string_view comm);
 
 std::string FormatSummary(const RunResult& result, const RunContext& context);
 // The JSON report: stable key order, fixed number formatting, byte-identical for equal runs.
