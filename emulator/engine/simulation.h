@@ -269,6 +269,7 @@ class Simulation {
   const netmodel::Cluster& cluster_;
   EngineOptions options_;
   std::chrono::steady_clock::time_point progress_start_, progress_last_;
+  std::uint64_t progress_expected_ops_ = 0;  // the workload's expected_ops(), when shown
   std::unique_ptr<KernelTimer> timer_;
   netmodel::CollectiveModel model_;
   EventQueue events_;

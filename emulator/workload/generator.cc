@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -301,23 +300,20 @@ class SyntheticWorkload : public Workload {
     return std::unique_ptr<OpSource>(std::make_unique<RankSource>(*this, rank));
   }
   // For the progress display's time left: one rank of each pipeline stage is generated and
-  // counted (the ranks of a stage run programs of one shape), once.
+  // counted (the ranks of a stage run programs of one shape).
   std::uint64_t expected_ops() const override {
-    if (!expected_ops_) {
-      std::uint64_t total = 0;
-      const int stages = dims_.sim[kPpAxis];
-      for (int stage = 0; stage < stages; ++stage) {
-        Coord c{};
-        c[kPpAxis] = stage;
-        RankSource source(*this, Linear(c, dims_.sim), c);
-        Op op;
-        std::uint64_t n = 0;
-        for (Result<bool> more = source.Next(op); more.ok() && *more; more = source.Next(op)) ++n;
-        total += n * static_cast<std::uint64_t>(world_size() / stages);
-      }
-      expected_ops_ = total;
+    std::uint64_t total = 0;
+    const int stages = dims_.sim[kPpAxis];
+    for (int stage = 0; stage < stages; ++stage) {
+      Coord c{};
+      c[kPpAxis] = stage;
+      RankSource source(*this, Linear(c, dims_.sim), c);
+      Op op;
+      std::uint64_t n = 0;
+      for (Result<bool> more = source.Next(op); more.ok() && *more; more = source.Next(op)) ++n;
+      total += n * static_cast<std::uint64_t>(world_size() / stages);
     }
-    return *expected_ops_;
+    return total;
   }
 
   // Ranks and GPUs are numbered along parallel.order, fastest axis first (Megatron's default:
@@ -362,7 +358,6 @@ class SyntheticWorkload : public Workload {
   std::int64_t tokens_ = 0;  // per micro-batch on one rank (seq / cp of each sequence)
   mutable NameTable names_;
   std::vector<CommunicatorSpec> comms_;
-  mutable std::optional<std::uint64_t> expected_ops_;  // expected_ops(), once counted
 
  private:
   // Every coordinate within `sizes`, the last axis slowest.

@@ -56,9 +56,12 @@ int FlowNetwork::Add(double now, const std::vector<int>& links, double bytes, do
   return id;
 }
 
+double FlowNetwork::Moved(const Flow& f, double now) {
+  return now > f.updated && f.rate > 0 ? std::min(f.remaining, f.rate * (now - f.updated)) : 0;
+}
+
 void FlowNetwork::Settle(Flow& f, double now) {
-  if (now > f.updated && f.rate > 0) {
-    const double moved = std::min(f.remaining, f.rate * (now - f.updated));
+  if (const double moved = Moved(f, now); moved > 0) {
     for (int link : f.links) carried_[static_cast<size_t>(link)] += moved;
     if (std::isfinite(f.remaining)) f.remaining = std::max(0.0, f.remaining - moved);
   }
@@ -68,8 +71,8 @@ void FlowNetwork::Settle(Flow& f, double now) {
 std::vector<double> FlowNetwork::CarriedBytes(double now) const {
   std::vector<double> carried = carried_;
   for (const Flow& f : flows_) {
-    if (!f.active || !(now > f.updated) || f.rate <= 0) continue;
-    const double moved = std::min(f.remaining, f.rate * (now - f.updated));
+    if (!f.active) continue;
+    const double moved = Moved(f, now);
     for (int link : f.links) carried[static_cast<size_t>(link)] += moved;
   }
   return carried;

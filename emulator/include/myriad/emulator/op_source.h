@@ -77,8 +77,9 @@ class Workload {
   virtual std::string description() const = 0;
   // The ops of one logical rank, generated or read lazily.
   virtual Result<std::unique_ptr<OpSource>> OpenRank(int rank) = 0;
-  // How many ops all ranks hold, when known before the run (a trace in memory); 0 when not
-  // (generated lazily, or a live program). Progress displays estimate the time left from it.
+  // How many ops all ranks hold, when known before the run (a trace in memory, a synthetic
+  // workload); 0 when not (a live program). Progress displays estimate the time left from it;
+  // the engine asks once, and only when progress is shown (it may cost a pass of generation).
   virtual std::uint64_t expected_ops() const { return 0; }
   // Host timers (live processes' sleeps): the earliest one's virtual time, or the largest
   // SimTime when there is none; the engine fires them in time order with its events, and

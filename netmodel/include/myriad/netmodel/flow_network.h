@@ -57,6 +57,8 @@ class FlowNetwork {
     bool operator>(const Finish& o) const { return time != o.time ? time > o.time : flow > o.flow; }
   };
 
+  // Bytes `f` has moved since it was last settled, by `now`.
+  static double Moved(const Flow& f, double now);
   void Settle(Flow& f, double now);
   void Remove(int id, double now);
   // Re-shares the links of every flow connected to a dirty flow or link, as of `now`.
