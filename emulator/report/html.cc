@@ -16,7 +16,6 @@
 namespace myriad::emulator {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // Bars and rows per chart: enough to see the shape of 16,384 ranks, small enough to read.
 constexpr std::size_t kMaxRankRows = 32;
 constexpr std::size_t kMaxTimelineRows = 48;
