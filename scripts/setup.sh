@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libboost-fiber-dev libboost-context-dev libboost-dev
-  libtomlplusplus-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev
+  libtomlplusplus-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev libzstd-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev

@@ -1,0 +1,153 @@
+// What the analysis of one .entry keeps (KernelCode::Impl): an expression pool of the
+// integer values that decide control flow, the basic blocks with their per-thread counts,
+// and the loops with their trip-count formulas. Read by work.cc at each launch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "myriad/emulator/kernel_code.h"
+
+namespace myriad::emulator::kernel_code {
+
+enum class NodeOp : std::uint8_t {
+  kUnknown,  // a value the code reads from memory, a float, or anything not followed
+  kConst,
+  kParam,     // value: the parameter's index
+  kSpecial,   // value: a Special
+  kLoopVar,   // a register a loop updates, inside it: a = loop, b = variable
+  kLoopExit,  // its value after the loop: init + trips x step
+  kAdd,
+  kSub,
+  kMul,
+  kMulHi,  // the high half of a 32 x 32 product (division by a constant)
+  kDiv,
+  kRem,
+  kShl,
+  kShr,
+  kAnd,  // with a low-bit mask (a remainder by a power of two)
+  kMin,
+  kMax,
+  kNeg,
+  kCmp,   // cmp: a Cmp of a and b
+  kPAnd,  // predicates
+  kPOr,
+  kPNot,
+  // Where control flow joins with different values: the value of the first incoming edge
+  // (in layout order) that the evaluated thread takes; a = first of b JoinInputs.
+  kJoin,
+};
+
+enum class Special : std::uint8_t {
+  kTidX,
+  kTidY,
+  kTidZ,
+  kNtidX,
+  kNtidY,
+  kNtidZ,
+  kCtaidX,
+  kCtaidY,
+  kCtaidZ,
+  kNctaidX,
+  kNctaidY,
+  kNctaidZ,
+  kLaneId,
+  kWarpId,
+};
+
+enum class Cmp : std::uint8_t { kLt, kLe, kGt, kGe, kEq, kNe };
+
+struct Node {
+  NodeOp op = NodeOp::kUnknown;
+  Cmp cmp = Cmp::kLt;
+  // Depends on something no launch tells (memory, a float) or passes through a hash (xor, a
+  // multiply by a large constant): never evaluated, so per-rank data cannot reach a count.
+  bool opaque = true;
+  std::int32_t a = 0, b = 0;
+  std::int64_t value = 0;
+  std::uint64_t loops = 0;  // bit (loop % 64) for each loop whose variables it reads
+};
+
+// A predicate as a branch or a guard uses it.
+struct PredRef {
+  std::int32_t node = 0;
+  bool negated = false;
+};
+
+// Per-thread counts of one execution of a block (or of its guarded instructions).
+struct Counts {
+  double global_bytes = 0;
+  double fma_flops = 0;
+  double fp64_flops = 0;
+  double tensor_flops = 0;
+  double sfu_ops = 0;
+  double instructions = 0;
+  void Add(const Counts& o, double times) {
+    global_bytes += o.global_bytes * times;
+    fma_flops += o.fma_flops * times;
+    fp64_flops += o.fp64_flops * times;
+    tensor_flops += o.tensor_flops * times;
+    sfu_ops += o.sfu_ops * times;
+    instructions += o.instructions * times;
+  }
+};
+
+// An edge into a join: out of `block`, by its branch (taken) or by falling through.
+struct JoinInput {
+  int block = 0;
+  bool taken = false;
+  std::int32_t value = 0;
+};
+
+enum class BlockEnd : std::uint8_t { kFallThrough, kReturn, kBranch, kConditionalBranch };
+
+struct Block {
+  int line = 0;
+  Counts base;
+  std::vector<std::pair<PredRef, Counts>> guarded;  // predicated instructions
+  BlockEnd end = BlockEnd::kFallThrough;
+  int target = -1;  // branch target block
+  PredRef branch;   // conditional branch: taken when true (or false if negated)
+  int innermost_loop = -1;
+  int header_of = -1;  // the loop this block heads
+  int latch_of = -1;   // the loop whose back edge ends this block
+};
+
+struct Loop {
+  int header = 0, latch = 0, line = 0;
+  int exit_block = -1;    // the block whose branch leaves a loop tested at the top
+  int exit_target = -1;   // where the loop's flow goes on (the latch's next block, or the
+                          // exit test's target for a loop whose back edge is unconditional)
+  std::vector<int> vars;  // registers written inside
+  std::vector<std::int32_t> init;  // node of each variable at entry
+  std::vector<std::int32_t> step;  // node added per iteration (-1: not an induction var)
+  // The trip count: iterate while cmp(start + j * step, bound) after iteration j (do-while)
+  // or before it (a test at the top); formula_known false when it could not be read.
+  bool formula_known = false;
+  bool do_while = true;
+  Cmp cmp = Cmp::kLt;
+  int var = -1;                    // the induction variable compared
+  std::int32_t offset = 0;         // node: compared value = variable + offset
+  std::int32_t bound = 0;          // node
+  double bytes_per_iteration = 0;  // per thread, unguarded global bytes in the body
+};
+
+}  // namespace myriad::emulator::kernel_code
+
+namespace myriad::emulator {
+
+struct KernelCode::Impl {
+  std::string name;
+  std::vector<KernelCodeParam> params;
+  int instruction_count = 0;
+  int unbounded_loops = 0;  // loops whose trip count has no formula
+  std::vector<std::string> notes;
+  DataType tensor_dtype = DataType::kBfloat16;
+  std::vector<kernel_code::Node> nodes;
+  std::vector<kernel_code::Block> blocks;
+  std::vector<kernel_code::Loop> loops;
+  std::vector<kernel_code::JoinInput> joins;
+};
+
+}  // namespace myriad::emulator
