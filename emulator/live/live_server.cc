@@ -29,6 +29,7 @@
 
 #include "collective_data.h"
 #include "frames.h"
+#include "kernel_code_index.h"
 #include "myriad/emulator/live.h"
 #include "protocol/wire.h"
 #include "timing/launch_guess.h"
@@ -128,10 +129,11 @@ struct LiveState {
 // The ops of one GPU: one logical rank, fed by the process that uses it.
 class LiveSource : public OpSource {
  public:
-  LiveSource(NameTable& names, timing::KernelClassCache& kernel_classes, int gpu,
-             std::vector<int> candidates, LiveState& state)
+  LiveSource(NameTable& names, timing::KernelClassCache& kernel_classes,
+             KernelCodeIndex& kernel_code, int gpu, std::vector<int> candidates, LiveState& state)
       : names_(names),
         kernel_classes_(kernel_classes),
+        kernel_code_(kernel_code),
         gpu_(gpu),
         candidates_(std::move(candidates)),
         state_(state) {}
@@ -242,6 +244,7 @@ class LiveSource : public OpSource {
 
   NameTable& names_;
   timing::KernelClassCache& kernel_classes_;  // shared by all sources; engine thread only
+  KernelCodeIndex& kernel_code_;               // shared by all sources
   const int gpu_;
   std::vector<int> candidates_;  // the processes that see this GPU (the state's lock)
   LiveState& state_;             // its mu guards the members up to error_
@@ -421,6 +424,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Send(wire::FrameType::kTimer, payload);
   }
   int process() const { return process_; }
+  int pid() const { return pid_; }
   auto executor() { return socket_.get_executor(); }
   // I/O thread: the run failed; tell the process and hang up.
   void Abort(const std::string& why);
@@ -455,6 +459,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   wire::FrameHeader header_{};
   std::string payload_;
   int process_ = -1;
+  int pid_ = 0;
   bool identified_ = false;  // hello handled (or the connection ended first)
   // While paused, frames read are kept in order until Resume (the first is the held batch).
   bool paused_ = false;
@@ -483,7 +488,7 @@ class Server : public LiveWorkload {
         candidates[static_cast<size_t>(g)].push_back(static_cast<int>(p));
     }
     for (int g = 0; g < world; ++g) {
-      sources_.push_back(std::make_shared<LiveSource>(names_, kernel_classes_, g,
+      sources_.push_back(std::make_shared<LiveSource>(names_, kernel_classes_, kernel_code_, g,
                                                       candidates[static_cast<size_t>(g)], state_));
       sources_.back()->SetResume([this](int process) { PokeProcess(process); });
       // Rank folding: each live rank's mirrors read its ops as consumers 1..replicas-1.
@@ -691,6 +696,7 @@ class Server : public LiveWorkload {
     }
     // Every host thread of the shims connects on its own.
     ++connected_[static_cast<size_t>(process)];
+    if (hello.pid > 0 && code_pids_.insert(hello.pid).second) kernel_code_.AddProcess(hello.pid);
     return process;
   }
   // I/O thread: a connection said who it is (or ended without saying).
@@ -816,6 +822,7 @@ class Server : public LiveWorkload {
   bool stopped_ = false;
   NameTable names_;
   timing::KernelClassCache kernel_classes_;
+  KernelCodeIndex kernel_code_;
   std::vector<CommunicatorSpec> comms_;
   mutable LiveState state_;
   CollectiveData data_;
@@ -825,6 +832,7 @@ class Server : public LiveWorkload {
   // whether it has ended.
   std::vector<int> connected_;
   std::vector<bool> ended_;
+  std::set<int> code_pids_;  // processes whose files KernelCodeIndex knows
   std::map<int, int> descendants_;  // pid -> process index of the launched processes' children
   std::vector<bool> descendant_;    // per process: one of those
   int unidentified_ = 0;            // accepted connections that have not said hello yet
@@ -870,7 +878,7 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
       MYRIAD_RETURN_IF_ERROR(frames::DecodeHello(payload, &hello));
       auto bound = server_.Bind(hello);
       Status st = bound.ok() ? Status::Ok() : bound.status();
-      if (bound.ok()) process_ = *bound;
+      if (bound.ok()) process_ = *bound, pid_ = hello.pid;
       identified_ = true;
       hello_timer_.cancel();
       server_.Identified();
@@ -1215,9 +1223,14 @@ Status LiveSource::Convert(Queued& q) {
     const std::span<const std::int64_t> int_args(w.int_args, count);
     if (kernel.family != timing::KernelFamily::kNone) {
       timing::DescribeKernelWork(kernel, int_args, &op);
-    } else if (op.attention.batch == 0) {
-      // A kernel no model knows: its work guessed from the launch, and said to be a guess.
-      timing::GuessKernelWork(kernel.array_element_bytes, int_args, &op);
+    } else if (op.attention.batch == 0 &&
+               !kernel_code_.Count(connection->pid(), names_.Name(op.name), w, &op)) {
+      // A kernel no model knows and whose code Myriad has not: its work guessed from the
+      // launch's shape and what its pointers reach, and said to be a guess.
+      const std::size_t pointers =
+          std::min<std::size_t>(w.pointer_arg_count, std::size(w.pointer_bytes));
+      timing::GuessKernelWork(kernel.array_element_bytes,
+                              std::span<const std::uint64_t>(w.pointer_bytes, pointers), &op);
     }
   }
   return Status::Ok();

@@ -339,7 +339,7 @@ std::string Coverage(const RunResult& result) {
   if (total <= 0) return "";
   static const std::map<std::string, std::string> kColours = {
       {"trace", "#1b9e77"},   {"profile", "#1b9e77"},      {"pytorch kernels", "#66a61e"},
-      {"library", "#7570b3"}, {"launch guess", "#e6ab02"}, {"fallback", "#d7301f"}};
+      {"kernel code", "#66a61e"}, {"library", "#7570b3"}, {"launch guess", "#e6ab02"}, {"fallback", "#d7301f"}};
   std::vector<Segment> row;
   std::vector<std::pair<std::string, std::string>> legend;
   for (const ProviderStats& p : result.kernel_timing) {

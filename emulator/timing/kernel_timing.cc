@@ -6,6 +6,7 @@
 #include <cassert>
 #include <utility>
 
+#include "timing/code_counts.h"
 #include "timing/launch_guess.h"
 #include "timing/library_model.h"
 #include "timing/profile_database.h"
@@ -44,6 +45,9 @@ Result<std::unique_ptr<KernelTimer>> KernelTimer::Create(const netmodel::Cluster
         std::make_unique<timing::ProfileProvider>("profile " + path, *rows, cluster.gpu.key));
   }
   timer->chain_.push_back(std::make_unique<timing::PytorchKernelProvider>(cluster.gpu));
+  // Without the launch guess, kernels no family model knows take the fallback, counted or not.
+  if (options.launch_guess)
+    timer->chain_.push_back(std::make_unique<timing::CodeCountsProvider>(cluster.gpu));
   timer->chain_.push_back(std::make_unique<timing::LibraryModelProvider>(cluster));
   if (options.launch_guess) {
     timer->chain_.push_back(std::make_unique<timing::LaunchGuessProvider>(cluster.gpu));

@@ -60,15 +60,19 @@ double ArrayElementBytes(std::string_view demangled) {
   return element_bytes;
 }
 
-bool GuessKernelWork(double element_bytes, std::span<const std::int64_t> int_args, Op* op) {
+bool GuessKernelWork(double element_bytes, std::span<const std::uint64_t> pointer_bytes, Op* op) {
   const double threads = static_cast<double>(op->grid.x) * op->grid.y * op->grid.z * op->block.x *
                          op->block.y * op->block.z;
   if (!(threads > 0)) return false;
-  double largest = 0;
-  for (std::int64_t v : int_args) largest = std::max(largest, static_cast<double>(v));
-  const double elements = std::max(threads, largest);
-  const double bytes =
-      element_bytes > 0 ? elements * element_bytes : threads * kGuessBytesPerThreadWithoutArrays;
+  double bytes =
+      element_bytes > 0 ? threads * element_bytes : threads * kGuessBytesPerThreadWithoutArrays;
+  double reach = 0;
+  bool reach_known = !pointer_bytes.empty();
+  for (std::uint64_t b : pointer_bytes) {
+    reach += static_cast<double>(b);
+    reach_known = reach_known && b > 0;
+  }
+  if (reach_known) bytes = std::min(bytes, reach);
   if (!(bytes > 0) || !std::isfinite(bytes) || bytes > 1e15) return false;
   op->bytes = static_cast<std::uint64_t>(bytes);
   op->bytes_guessed = true;

@@ -23,13 +23,13 @@ inline constexpr double kGuessBytesPerThreadWithoutArrays = 8;
 // Worked out once per kernel name (KernelClass::array_element_bytes).
 double ArrayElementBytes(std::string_view demangled);
 
-// Sets op->bytes (and op->bytes_guessed) from the kernel's `element_bytes` (ArrayElementBytes),
-// the launch shape and the integer arguments (`int_args`, as the CUDA shim reports them):
-// elements = the larger of the threads launched and the largest integer argument; bytes =
-// elements x element_bytes (each array read or written once), or threads x
-// kGuessBytesPerThreadWithoutArrays without pointer parameters. False when the launch has no
-// threads.
-bool GuessKernelWork(double element_bytes, std::span<const std::int64_t> int_args, Op* op);
+// Sets op->bytes (and op->bytes_guessed) from the kernel's `element_bytes` (ArrayElementBytes)
+// and the launch shape: one element of each array per thread launched (threads x
+// element_bytes), or threads x kGuessBytesPerThreadWithoutArrays without pointer parameters;
+// never more than its pointers reach (`pointer_bytes`, as the CUDA shim reports them, when
+// every one is known). Integer arguments are not used: nothing says which are sizes (a seed
+// is not), and per-rank values would make ranks differ. False when the launch has no threads.
+bool GuessKernelWork(double element_bytes, std::span<const std::uint64_t> pointer_bytes, Op* op);
 
 // Provider "launch guess": kernels whose bytes were guessed, at the GPU's streaming rate plus
 // the kernel floor (StreamingKernelSeconds).

@@ -305,7 +305,8 @@ std::optional<SimTime> LibraryModelProvider::Duration(const Op& op, const NameTa
         seconds = EstimateGemm(op.gemm, gpu_).seconds;
       } else if (op.attention.batch > 0) {
         seconds = AttentionSeconds(op.attention, gpu_);
-      } else if (op.bytes > 0 && !op.bytes_guessed) {  // guesses: LaunchGuessProvider
+      } else if (op.bytes > 0 && !op.bytes_guessed && !op.counts.counted) {
+        // guesses: LaunchGuessProvider; counted kernels: CodeCountsProvider
         seconds = StreamingKernelSeconds(op.bytes, gpu_);
       } else {
         return std::nullopt;

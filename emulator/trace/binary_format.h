@@ -44,9 +44,9 @@ inline constexpr std::uint32_t kMaxWorldSize = netmodel::kMaxClusterGpus;
 
 // An upper bound on one encoded op: kind and flags (2 bytes) plus, for the largest kind (a
 // kernel with every optional field), 20 varints of at most 10 bytes, two dtype bytes and an
-// attention flags byte = 205. The decoder reads without bounds checks while this many bytes
-// remain in the block.
-inline constexpr std::size_t kMaxOpBytes = 224;
+// attention flags byte = 205, and its counts (a dtype byte and five 8-byte doubles) = 246.
+// The decoder reads without bounds checks while this many bytes remain in the block.
+inline constexpr std::size_t kMaxOpBytes = 256;
 
 // The flags byte. Bit 0 and bit 1 mean the same for every kind; bits 2-7 are the kind's own.
 inline constexpr std::uint8_t kHasStream = 1 << 0;    // a zigzag stream follows (stream != 0)
@@ -67,6 +67,9 @@ inline constexpr std::uint8_t kAttentionKernelMask = 3 << kAttentionKernelShift;
 inline constexpr std::int64_t kMaxAttentionDim = (std::int64_t{1} << 31) - 1;
 // Version 2: the byte after a kernel's bytes. Bit 0: the bytes are a guess (Op::bytes_guessed).
 inline constexpr std::uint8_t kBytesGuessed = 1 << 0;
+// Bit 1: the kernel's KernelCounts follow: its tensor type (a byte), then fma, fp64, tensor,
+// SFU and instruction counts, each an IEEE double (8 bytes, little-endian).
+inline constexpr std::uint8_t kCountsFollow = 1 << 1;
 // memcpy: bits 2-3 hold the copy kind; memcpy, memset: bit 4 marks a blocking call
 inline constexpr int kCopyKindShift = 2;
 inline constexpr std::uint8_t kCopyKindMask = 3 << kCopyKindShift;

@@ -120,6 +120,12 @@ struct Cursor {
     return static_cast<std::int64_t>(v);
   }
   std::uint8_t Byte() { return *p++; }
+  double Double() {
+    double v = 0;
+    std::memcpy(&v, p, sizeof v);
+    p += sizeof v;
+    return v;
+  }
   Dim3 Dim() {
     Dim3 d{Uint32(), Uint32(), Uint32()};
     if (d.x == 0 || d.y == 0 || d.z == 0) bad = true;
@@ -170,8 +176,18 @@ const char* DecodeOp(Cursor& c, const TraceFile& file, Op& op) {
         op.bytes = c.Varint();
         if (file.version >= 2) {
           const std::uint8_t bits = c.Byte();
-          if ((bits & ~bt::kBytesGuessed) != 0) c.bad = true;
+          if ((bits & ~(bt::kBytesGuessed | bt::kCountsFollow)) != 0) c.bad = true;
           op.bytes_guessed = (bits & bt::kBytesGuessed) != 0;
+          if ((bits & bt::kCountsFollow) != 0) {
+            KernelCounts& k = op.counts;
+            k.counted = true;
+            k.tensor_dtype = data_type();
+            for (double* v :
+                 {&k.fma_flops, &k.fp64_flops, &k.tensor_flops, &k.sfu_ops, &k.instructions}) {
+              *v = c.Double();
+              if (!(*v >= 0) || !std::isfinite(*v)) c.bad = true;
+            }
+          }
         }
       }
       if ((flags & bt::kHasAttention) != 0) {

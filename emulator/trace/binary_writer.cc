@@ -3,6 +3,8 @@
 // many ops the workload has; only the index (24 bytes per rank) is held until the end.
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <unordered_set>
@@ -64,7 +66,7 @@ class OpEncoder {
         if (op.block != Dim3{}) flags |= kHasBlock;
         if (op.shared_mem != 0) flags |= kHasSharedMem;
         if (op.gemm.m != 0) flags |= kHasGemm;
-        if (op.bytes != 0) flags |= kHasBytes;
+        if (op.bytes != 0 || op.counts.counted) flags |= kHasBytes;
         if (op.attention.batch != 0) flags |= kHasAttention;
         break;
       case OpKind::kMemcpy:
@@ -108,7 +110,21 @@ class OpEncoder {
         }
         if ((flags & kHasBytes) != 0) {
           PutVarint(out, op.bytes);
-          out.push_back(static_cast<char>(op.bytes_guessed ? binary_trace::kBytesGuessed : 0));
+          out.push_back(static_cast<char>((op.bytes_guessed ? binary_trace::kBytesGuessed : 0) |
+                                          (op.counts.counted ? binary_trace::kCountsFollow : 0)));
+          if (op.counts.counted) {
+            const KernelCounts& k = op.counts;
+            if (!ValidDataType(k.tensor_dtype)) return "unknown tensor data type";
+            out.push_back(static_cast<char>(k.tensor_dtype));
+            for (double v :
+                 {k.fma_flops, k.fp64_flops, k.tensor_flops, k.sfu_ops, k.instructions}) {
+              if (!(v >= 0) || !std::isfinite(v))
+                return "a kernel count that is not a finite number >= 0";
+              char bytes[8];
+              std::memcpy(bytes, &v, 8);
+              out.append(bytes, 8);
+            }
+          }
         }
         if ((flags & kHasAttention) != 0) {
           const AttentionShape& a = op.attention;

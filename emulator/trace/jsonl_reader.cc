@@ -41,7 +41,7 @@ struct FieldRule {
   std::string_view name;
   std::uint32_t kinds;
 };
-constexpr std::array<FieldRule, 26> kFieldRules = {{
+constexpr std::array<FieldRule, 27> kFieldRules = {{
     {"rank", kAllKinds},
     {"op", kAllKinds},
     {"stream", kStreamKinds},
@@ -52,6 +52,7 @@ constexpr std::array<FieldRule, 26> kFieldRules = {{
     {"shared_mem", Bit(OpKind::kKernel)},
     {"gemm", Bit(OpKind::kKernel)},
     {"attention", Bit(OpKind::kKernel)},
+    {"counts", Bit(OpKind::kKernel)},
     {"bytes", kBytesKinds},
     {"bytes_guessed", Bit(OpKind::kKernel)},
     {"kind", Bit(OpKind::kMemcpy)},
@@ -463,9 +464,9 @@ class JsonlParser {
     return Status::Ok();
   }
 
-  Status ReadDataType(const Fields& f, DataType* out) const {
+  Status ReadDataType(const Fields& f, DataType* out, std::string_view key = "dtype") const {
     std::string name;
-    TRACE_RETURN_IF_ERROR(f.String("dtype", &name, true));
+    TRACE_RETURN_IF_ERROR(f.String(key, &name, true));
     Result<DataType> type = ParseDataType(name);
     if (!type.ok()) return f.Error(type.status().message());
     *out = *type;
@@ -503,6 +504,33 @@ class JsonlParser {
     if (version_ >= 2) return Status::Ok();
     return f.Error(
         fmt::format("field '{}' needs trace format version 2 (the header says 1)", field));
+  }
+
+  Status ReadCounts(const Fields& kernel, KernelCounts* counts) const {
+    const Json* v = kernel.Find("counts");
+    if (v == nullptr) return Status::Ok();
+    TRACE_RETURN_IF_ERROR(NeedsVersion2(kernel, "counts"));
+    if (!v->is_object())
+      return kernel.Error("field 'counts' must be an object {\"fma_flops\":..,...}");
+    const Fields f(*v, kernel.where(), "kernel: counts: ");
+    TRACE_RETURN_IF_ERROR(f.OnlyFields(
+        {"tensor_dtype", "fma_flops", "fp64_flops", "tensor_flops", "sfu_ops", "instructions"}));
+    counts->counted = true;
+    if (f.Find("tensor_dtype") != nullptr)
+      TRACE_RETURN_IF_ERROR(ReadDataType(f, &counts->tensor_dtype, "tensor_dtype"));
+    for (auto [key, out] : {std::pair{"fma_flops", &counts->fma_flops},
+                            {"fp64_flops", &counts->fp64_flops},
+                            {"tensor_flops", &counts->tensor_flops},
+                            {"sfu_ops", &counts->sfu_ops},
+                            {"instructions", &counts->instructions}}) {
+      const Json* n = f.Find(key);
+      if (n == nullptr) continue;
+      const double d = n->is_number() ? n->get<double>() : -1;
+      if (!(d >= 0) || !std::isfinite(d))
+        return f.Error(fmt::format("field '{}' must be a finite number >= 0", key));
+      *out = d;
+    }
+    return Status::Ok();
   }
 
   Status ReadAttention(const Fields& kernel, AttentionShape* attention) const {
@@ -598,6 +626,7 @@ class JsonlParser {
             return f.Error("field 'bytes_guessed' needs the 'bytes' it says were guessed");
         }
         TRACE_RETURN_IF_ERROR(ReadAttention(f, &op.attention));
+        TRACE_RETURN_IF_ERROR(ReadCounts(f, &op.counts));
         break;
       }
       case OpKind::kMemcpy:

@@ -95,6 +95,14 @@ class LineWriter {
         }
         if (op.bytes != 0) out += fmt::format(R"(,"bytes":{})", op.bytes);
         if (op.bytes != 0 && op.bytes_guessed) out += R"(,"bytes_guessed":true)";
+        if (op.counts.counted) {
+          const KernelCounts& k = op.counts;
+          out += fmt::format(
+              R"(,"counts":{{"tensor_dtype":"{}","fma_flops":{},"fp64_flops":{},"tensor_flops":{},)"
+              R"("sfu_ops":{},"instructions":{}}})",
+              ToString(k.tensor_dtype), k.fma_flops, k.fp64_flops, k.tensor_flops, k.sfu_ops,
+              k.instructions);
+        }
         if (op.attention.batch != 0) {
           const AttentionShape& a = op.attention;
           out += fmt::format(

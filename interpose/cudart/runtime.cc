@@ -325,16 +325,25 @@ struct KernelRecord {
   // (demangling all of a library's kernels at registration would slow every import).
   std::once_flag parsed;
   wire::IntegerParameters int_params;
+  wire::PointerParameters pointer_params;
 };
 
 void ParseSignature(KernelRecord* kernel) {
   int status = 0;
   char* demangled = abi::__cxa_demangle(kernel->name.c_str(), nullptr, nullptr, &status);
-  if (status == 0 && demangled) kernel->int_params = wire::FindIntegerParameters(demangled);
+  if (status == 0 && demangled) {
+    kernel->int_params = wire::FindIntegerParameters(demangled);
+    kernel->pointer_params = wire::FindPointerParameters(demangled);
+  }
   std::free(demangled);
 }
 
-// The launch's integer parameters, as FindIntegerParameters located them in `args`.
+// The bytes of the allocation `p` points into, from `p` to its end: device memory, or memory
+// the runtime gave the host (managed, pinned); 0 for anything else.
+std::uint64_t AllocationBytesFrom(const void* p);
+
+// The launch's integer parameters, as FindIntegerParameters located them in `args`, and its
+// pointer parameters' reach.
 void ReadIntegerArgs(KernelRecord* kernel, void** args, wire::WireOp* op) {
   if (!args) return;
   std::call_once(kernel->parsed, ParseSignature, kernel);
@@ -361,6 +370,16 @@ void ReadIntegerArgs(KernelRecord* kernel, void** args, wire::WireOp* op) {
     }
     op->int_args[i] = v;
     op->int_arg_count = static_cast<std::uint8_t>(i + 1);
+  }
+  // Pointers: what they can reach, which bounds what a kernel can move through them.
+  const wire::PointerParameters& q = kernel->pointer_params;
+  for (int i = 0; i < q.count; ++i) {
+    const void* at = args[q.index[i]];
+    if (!at) return;
+    void* pointer = nullptr;
+    std::memcpy(&pointer, at, sizeof pointer);
+    op->pointer_bytes[i] = AllocationBytesFrom(pointer);
+    op->pointer_arg_count = static_cast<std::uint8_t>(i + 1);
   }
 }
 std::mutex kernels_mu;
@@ -411,6 +430,19 @@ cudaError_t Launch(KernelRecord* kernel, dim3 grid, dim3 block, void** args, std
   op.shared_mem = static_cast<std::uint32_t>(shared);
   ReadIntegerArgs(kernel, args, &op);
   return Fail(static_cast<cudaError_t>(Submit(op, device)));
+}
+
+std::uint64_t AllocationBytesFrom(const void* p) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  std::uintptr_t start = 0;
+  std::size_t size = 0;
+  if (DeviceMemory::Get().Contains(p))
+    return DeviceMemory::Get().Range(p, &start, &size) && a - start <= size ? size - (a - start)
+                                                                            : 0;
+  HostMemory::Block block;
+  if (HostMemory::Get().Find(p, &block, &start) && a - start <= block.bytes)
+    return block.bytes - (a - start);
+  return 0;
 }
 
 // Whether `bytes` at `p` lie inside one live device allocation (a cudaMalloc block, a VMM

@@ -11,7 +11,7 @@
 namespace myriad::wire {
 
 // Integer parameters a launch reports: the first ones of the kernel's signature.
-inline constexpr int kMaxIntArgs = 4;
+inline constexpr int kMaxIntArgs = 8;
 // Parameters looked at: an integer parameter after this many is not reported.
 inline constexpr int kMaxParameters = 32;
 
@@ -101,6 +101,27 @@ inline int IntegerSize(std::string_view type, bool* is_signed) {
     }
   }
   return 0;
+}
+
+// Where the pointer parameters are (the first kMaxPointerArgs): a launch reports, for each,
+// the bytes of the allocation it points into from the pointer on, which bound what the
+// kernel can reach through it.
+inline constexpr int kMaxPointerArgs = 8;
+struct PointerParameters {
+  int count = 0;
+  int index[kMaxPointerArgs] = {};
+};
+inline PointerParameters FindPointerParameters(std::string_view demangled) {
+  PointerParameters p;
+  int index = 0;
+  ForEachParameter(demangled, [&](std::string_view type) {
+    // "float const*", "__nv_bfloat16*", "float* __restrict__"; not a function pointer.
+    if (type.find('*') != std::string_view::npos && type.find('(') == std::string_view::npos &&
+        p.count < kMaxPointerArgs)
+      p.index[p.count++] = index;
+    ++index;
+  });
+  return p;
 }
 
 inline IntegerParameters FindIntegerParameters(std::string_view demangled) {

@@ -18,7 +18,7 @@
 namespace myriad::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4452594d;  // "MYRD"
-inline constexpr std::uint32_t kVersion = 8;
+inline constexpr std::uint32_t kVersion = 9;
 inline constexpr std::uint32_t kMaxFrameBytes = 1u << 20;
 
 enum class FrameType : std::uint32_t {
@@ -233,7 +233,12 @@ struct WireOp {
   std::int64_t host_ps = -1;  // the sending thread's clock when it made the call (-1: unknown)
   // kernel: the values of its first integer parameters (kernel_signature.h), for the models
   // of kernels whose work they give (an element count, a row length)
-  std::int64_t int_args[4] = {};
+  std::int64_t int_args[8] = {};
+  // kernel: for each of its first pointer parameters (kernel_signature.h), the bytes of the
+  // allocation it points into from the pointer on (0: not device, managed or pinned memory)
+  std::uint8_t pointer_arg_count = 0;
+  std::uint8_t reserved[7] = {};
+  std::uint64_t pointer_bytes[8] = {};
 };
 static_assert(std::is_trivially_copyable_v<WireOp>);
 

@@ -244,6 +244,44 @@ TEST(ExamplesRunTest, AFoldedDdpRunEqualsTheUnfoldedOne) {
     EXPECT_EQ(flow_folded["ranks"][r]["end_time_us"], flow_unfolded["ranks"][r]["end_time_us"]);
 }
 
+// Kernels that take a per-rank seed changing every step (dropout masks, stochastic rounding)
+// are timed from their code, where the seed reaches no loop bound or branch: every rank and
+// every step takes the same time, and the folded run equals the unfolded one to the
+// nanosecond (issue 28).
+TEST(ExamplesRunTest, SeededKernelsTakeTheSameTimeOnEveryRankAndFoldExactly) {
+  const std::string dir = ::testing::TempDir();
+  auto run = [&](const std::string& flags, const std::string& name) {
+    const std::string report = dir + "myriad_seeded_" + name + ".json";
+    const auto [status, out] = myriad::testing::RunCommand(
+        std::string(MYRIAD_BINARY) + " run tests/examples/data/h100-2-nodes.toml " + flags +
+        " --timeout 120 --report " + report + " -- " + MYRIAD_SEEDED_SGD + " 2>&1");
+    EXPECT_EQ(status, 0) << out;
+    return std::make_pair(ReadJson(report), out);
+  };
+  const auto [unfolded, out] = run("", "unfolded");
+  const auto [folded, folded_out] = run("--fold dp", "folded");
+  // Five kernels a step, 3 steps, 16 ranks: all counted from the code in the binary's fatbin.
+  ASSERT_TRUE(unfolded["kernel_timing"].is_array());
+  for (const auto& p : unfolded["kernel_timing"]) {
+    if (p["provider"] == "kernel code") {
+      EXPECT_EQ(p["ops"], 16 * 3 * 5);
+    } else if (p["provider"] == "launch guess" || p["provider"] == "fallback") {
+      EXPECT_EQ(p["ops"], 0);
+    }
+  }
+  std::set<std::string> step_times;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(" step ") != std::string::npos && line.find(" ms") != std::string::npos)
+      step_times.insert(line.substr(line.rfind(": ") + 2));
+  EXPECT_EQ(step_times.size(), 1u) << out;
+  for (int r = 1; r < 16; ++r)
+    EXPECT_EQ(unfolded["ranks"][r]["compute_us"], unfolded["ranks"][0]["compute_us"]) << r;
+  for (const char* key : {"iteration_time_us", "total_time_us", "simulated_ops", "breakdown_us",
+                          "kernel_timing", "collectives"})
+    EXPECT_EQ(folded[key], unfolded[key]) << key;
+}
+
 // --check-fold runs the program as two replicas, folded and not, before the real run: a
 // trainer whose rank 0 alone saves checkpoints (a device-to-host copy of its weights) has
 // replicas that differ, which the check names; without checkpoints the fold is confirmed.

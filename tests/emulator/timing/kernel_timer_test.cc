@@ -7,6 +7,7 @@
 
 #include "myriad/emulator/kernel_timing.h"
 #include "tests/netmodel/test_clusters.h"
+#include "timing/code_counts.h"
 #include "timing/launch_guess.h"
 #include "timing/library_model.h"
 #include "timing/pytorch_kernels.h"
@@ -65,8 +66,9 @@ std::vector<std::string> ProviderNames(const KernelTimer& timer) {
 TEST(KernelTimer, ChainWithoutProfiles) {
   auto timer = MakeTimer(DgxCluster("h100-sxm", 1));
   ASSERT_NE(timer, nullptr);
-  EXPECT_EQ(ProviderNames(*timer), (std::vector<std::string>{"trace", "pytorch kernels", "library",
-                                                             "launch guess", "fallback"}));
+  EXPECT_EQ(ProviderNames(*timer),
+            (std::vector<std::string>{"trace", "pytorch kernels", "kernel code", "library",
+                                      "launch guess", "fallback"}));
   for (const ProviderStats& s : timer->stats()) {
     EXPECT_EQ(s.ops, 0u);
     EXPECT_EQ(s.total, 0);
@@ -75,34 +77,34 @@ TEST(KernelTimer, ChainWithoutProfiles) {
 }
 
 // Kernels no model knows: their bytes guessed from the launch (each pointer parameter's array
-// once, over the larger of the threads and the largest integer argument), timed as streaming
-// memory by the launch guess, named in Guessed() by total; without it, the fallback.
+// one element a thread, never more than the pointers reach; integer arguments unused), timed
+// as streaming memory by the launch guess, named in Guessed() by total; without it, the
+// fallback.
 TEST(KernelTimer, AKernelNoModelKnowsIsTimedByAGuessFromItsLaunch) {
   const netmodel::Cluster cluster = DgxCluster("h100-sxm", 1);
   NameTable names;
   Op op;
   op.kind = OpKind::kKernel;
-  // void gelu(float*, __nv_bfloat16 const*, int): 1,000,000 elements (the int) from 4096
-  // threads: 6 bytes each.
+  // void gelu(float*, __nv_bfloat16 const*, int) over 1,000,000 threads: 6 bytes each.
   op.name = names.Intern("_Z4geluPfPK13__nv_bfloat16i");
-  op.grid = Dim3{16, 1, 1};
+  op.grid = Dim3{3907, 1, 1};
   op.block = Dim3{256, 1, 1};
-  const std::int64_t n = 1'000'000;
-  ASSERT_TRUE(
-      timing::GuessKernelWork(timing::ClassifyKernel(names.Name(op.name)).array_element_bytes,
-                              std::span<const std::int64_t>(&n, 1), &op));
-  EXPECT_EQ(op.bytes, 6'000'000u);
+  const std::uint64_t reach[] = {4'000'000, 2'000'000};
+  ASSERT_TRUE(timing::GuessKernelWork(
+      timing::ClassifyKernel(names.Name(op.name)).array_element_bytes, reach, &op));
+  EXPECT_EQ(op.bytes, 6'000'000u);  // 3907 x 256 threads x 6 bytes, bounded by the arrays
   EXPECT_TRUE(op.bytes_guessed);
   auto timer = MakeTimer(cluster);
   ASSERT_NE(timer, nullptr);
   const SimTime t = timer->Time(op, names);
   EXPECT_EQ(t, timing::SecondsToSim(timing::StreamingKernelSeconds(6'000'000, cluster.gpu)));
-  EXPECT_EQ(timer->stats()[3].provider, "launch guess");
-  EXPECT_EQ(timer->stats()[3].ops, 1u);
+  EXPECT_EQ(timer->stats()[4].provider, "launch guess");
+  EXPECT_EQ(timer->stats()[4].ops, 1u);
   ASSERT_EQ(timer->Guessed(names).size(), 1u);
   EXPECT_EQ(timer->Guessed(names)[0].total, t);
   // No pointer parameters (a functor): 8 bytes a thread; an extern "C" name says nothing more.
   Op bare = op;
+  bare.grid = Dim3{16, 1, 1};
   bare.name = names.Intern("_Z6kernelv");
   ASSERT_TRUE(timing::GuessKernelWork(
       timing::ClassifyKernel(names.Name(bare.name)).array_element_bytes, {}, &bare));
@@ -127,7 +129,7 @@ TEST(KernelTimer, FirstAnswerWinsInChainOrder) {
   ASSERT_NE(timer, nullptr);
   EXPECT_EQ(ProviderNames(*timer),
             (std::vector<std::string>{"trace", "profile " + a, "profile " + b, "pytorch kernels",
-                                      "library", "launch guess", "fallback"}));
+                                      "kernel code", "library", "launch guess", "fallback"}));
   NameTable names;
   const GemmShape big{8192, 8192, 8192, 1, DataType::kBfloat16};
   const SimTime gemm_model = timing::SecondsToSim(timing::EstimateGemm(big, cluster.gpu).seconds);
@@ -154,7 +156,7 @@ TEST(KernelTimer, FirstAnswerWinsInChainOrder) {
   EXPECT_EQ(streaming, timing::SecondsToSim(1e9 / (cluster.gpu.hbm_bandwidth * 0.9)));
 
   const std::vector<ProviderStats>& s = timer->stats();
-  ASSERT_EQ(s.size(), 7u);
+  ASSERT_EQ(s.size(), 8u);
   EXPECT_EQ(s[0].ops, 2u);
   EXPECT_EQ(s[0].total, 3 * kPicosPerMicro);
   EXPECT_EQ(s[1].ops, 1u);
@@ -163,11 +165,12 @@ TEST(KernelTimer, FirstAnswerWinsInChainOrder) {
   EXPECT_EQ(s[2].total, FromMicros(22));
   EXPECT_EQ(s[3].ops, 1u);
   EXPECT_EQ(s[3].total, streaming);
-  EXPECT_EQ(s[4].ops, 1u);
-  EXPECT_EQ(s[4].total, gemm_model);
-  EXPECT_EQ(s[5].ops, 0u);  // launch guess: no op's bytes were guessed
-  EXPECT_EQ(s[6].ops, 1u);
-  EXPECT_EQ(s[6].total, 7 * kPicosPerMicro);
+  EXPECT_EQ(s[4].ops, 0u);  // kernel code: no op was counted from its code
+  EXPECT_EQ(s[5].ops, 1u);
+  EXPECT_EQ(s[5].total, gemm_model);
+  EXPECT_EQ(s[6].ops, 0u);  // launch guess: no op's bytes were guessed
+  EXPECT_EQ(s[7].ops, 1u);
+  EXPECT_EQ(s[7].total, 7 * kPicosPerMicro);
   const std::vector<UncoveredKernel> uncovered = timer->Uncovered(names);
   ASSERT_EQ(uncovered.size(), 1u);
   EXPECT_EQ(uncovered[0].name, "cublas_gemm_no_profile");
@@ -196,9 +199,9 @@ TEST(KernelTimer, CopiesAndMemsets) {
   EXPECT_EQ(memset, timing::SecondsToSim(timing::MemsetSeconds(set.bytes, cluster.gpu)));
   EXPECT_EQ(timer->stats()[0].ops, 1u);
   EXPECT_EQ(timer->stats()[0].total, 5);
-  EXPECT_EQ(timer->stats()[2].ops, 2u);  // library
-  EXPECT_EQ(timer->stats()[2].total, d2h + memset);
-  EXPECT_EQ(timer->stats()[3].ops, 0u);
+  EXPECT_EQ(timer->stats()[3].ops, 2u);  // library
+  EXPECT_EQ(timer->stats()[3].total, d2h + memset);
+  EXPECT_EQ(timer->stats()[4].ops, 0u);
 }
 
 TEST(KernelTimer, CopiesWithoutARateFallBackButAreNotListedAsKernels) {
@@ -332,6 +335,47 @@ TEST(KernelTimerDeathTest, OnlyKernelsCopiesAndMemsetsAreTimed) {
   host.kind = OpKind::kHost;
   host.duration = 5;
   EXPECT_DEBUG_DEATH(timer->Time(host, names), "kernel, memcpy and memset ops only");
+}
+
+}  // namespace
+}  // namespace myriad::emulator
+
+namespace myriad::emulator {
+namespace {
+
+// Kernels counted from their code: the slowest pipe over the SMs the grid fills, plus the
+// kernel floor (timing/code_counts.h).
+TEST(KernelTimer, CountedKernelsRunAtTheirSlowestPipe) {
+  const netmodel::Cluster cluster = DgxCluster("h100-sxm", 1);
+  NameTable names;
+  Op op;
+  op.kind = OpKind::kKernel;
+  op.name = names.Intern("_Z9wmma_gemmPK6__halfS1_Pfiii");
+  op.grid = Dim3{64, 64, 1};
+  op.block = Dim3{32, 1, 1};
+  op.bytes = 1 << 20;
+  op.counts.counted = true;
+  op.counts.tensor_dtype = DataType::kFloat16;
+  op.counts.tensor_flops = 2.0 * 1024 * 1024 * 1024;
+  op.counts.instructions = 1e6;
+  const timing::CodeCountsEstimate e = timing::EstimateCodeCounts(op, cluster.gpu);
+  EXPECT_DOUBLE_EQ(e.tensor, op.counts.tensor_flops / cluster.gpu.bf16_flops);
+  EXPECT_GT(e.tensor, e.memory);
+  auto timer = MakeTimer(cluster);
+  ASSERT_NE(timer, nullptr);
+  EXPECT_EQ(timer->Time(op, names), timing::SecondsToSim(e.tensor + timing::kKernelFloorSeconds));
+  EXPECT_EQ(timer->stats()[2].provider, "kernel code");
+  EXPECT_EQ(timer->stats()[2].ops, 1u);
+  // One block fills one SM of 132: every pipe runs at 1/132 of its rate.
+  op.grid = Dim3{1, 1, 1};
+  const timing::CodeCountsEstimate one = timing::EstimateCodeCounts(op, cluster.gpu);
+  EXPECT_NEAR(one.tensor / e.tensor, cluster.gpu.sm_count, 1e-9);
+  // Memory-bound: bytes at the streaming rate.
+  op.counts.tensor_flops = 0;
+  op.grid = Dim3{4096, 1, 1};
+  op.bytes = 1 << 30;
+  EXPECT_DOUBLE_EQ(timing::EstimateCodeCounts(op, cluster.gpu).seconds,
+                   timing::StreamingKernelSeconds(op.bytes, cluster.gpu));
 }
 
 }  // namespace

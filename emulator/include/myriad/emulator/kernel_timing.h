@@ -52,7 +52,8 @@ struct GuessedKernel {
 struct KernelTimingOptions {
   std::vector<std::string> profile_paths;  // profile databases, searched in order
   SimTime fallback_duration = 10 * kPicosPerMicro;
-  // Kernels no model knows: a guess from their launch (true), or the fallback (false).
+  // Kernels no family model knows: counted from their code or guessed from their launch
+  // (true), or the fallback (false).
   bool launch_guess = true;
 };
 

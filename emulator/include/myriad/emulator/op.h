@@ -129,6 +129,19 @@ struct AttentionShape {
   AttentionKernel kernel = AttentionKernel::kDefault;
 };
 
+// A kernel's compute as its own code counts it (docs/kernel-timing.md, "Kernels timed from
+// their code"): with Op::bytes (its global traffic), what the roofline times it by.
+struct KernelCounts {
+  bool counted = false;
+  DataType tensor_dtype = DataType::kBfloat16;  // the tensor-core instructions' input type
+  double fma_flops = 0;     // FP32/FP16/BF16 on the CUDA cores
+  double fp64_flops = 0;
+  double tensor_flops = 0;  // mma / wmma / wgmma
+  double sfu_ops = 0;       // ex2, lg2, rsqrt, rcp, sin, cos, tanh
+  double instructions = 0;  // thread-instructions executed
+  bool operator==(const KernelCounts&) const = default;
+};
+
 // Stream 0 is the legacy default stream; kPerThreadStream the per-thread default stream.
 inline constexpr std::int32_t kLegacyStream = 0;
 inline constexpr std::int32_t kPerThreadStream = -2;
@@ -154,6 +167,8 @@ struct Op {
   // kernel: `bytes` is a guess from the launch (a kernel no model knows; docs/kernel-timing.md,
   // "Kernels no model knows"), timed as such and reported as a guess.
   bool bytes_guessed = false;
+  // kernel: its work counted from its code (a kernel no family model knows, under myriad run).
+  KernelCounts counts;
   // events; stream create
   std::int32_t event = 0;
   bool non_blocking = false;  // stream create: cudaStreamNonBlocking

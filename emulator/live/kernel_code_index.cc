@@ -1,0 +1,154 @@
+// Finding and counting kernels' own code for live processes.
+#include "live/kernel_code_index.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "protocol/kernel_signature.h"
+#include "timing/pytorch_kernels.h"
+
+namespace myriad::emulator {
+namespace {
+
+std::string Link(const std::string& path) {
+  char buffer[4096];
+  const ssize_t n = ::readlink(path.c_str(), buffer, sizeof buffer - 1);
+  return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string();
+}
+
+std::string ProcPath(int pid, const char* what) {
+  return "/proc/" + std::to_string(pid) + "/" + what;
+}
+
+}  // namespace
+
+void KernelCodeIndex::AddProcess(int pid) {
+  std::vector<std::string> paths;
+  const std::string exe = Link(ProcPath(pid, "exe"));
+  if (!exe.empty()) paths.push_back(exe);
+  // Executable file mappings: the libraries loaded when the process first used CUDA.
+  std::ifstream maps(ProcPath(pid, "maps"));
+  std::set<std::string> seen(paths.begin(), paths.end());
+  for (std::string line; std::getline(maps, line);) {
+    std::istringstream fields(line);
+    std::string range, perms, offset, device, inode, path;
+    fields >> range >> perms >> offset >> device >> inode;
+    std::getline(fields >> std::ws, path);
+    if (perms.size() < 3 || perms[2] != 'x' || path.empty() || path[0] != '/') continue;
+    if (seen.insert(path).second) paths.push_back(path);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  pids_.emplace(pid, std::move(paths));
+}
+
+const KernelCode* KernelCodeIndex::Find(int pid, const std::string& mangled) {
+  const std::string key = std::to_string(pid) + "/" + mangled;
+  if (auto it = found_.find(key); it != found_.end()) return it->second;
+  std::vector<std::string> paths;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = pids_.find(pid); it != pids_.end()) paths = it->second;
+  }
+  const KernelCode* code = nullptr;
+  const std::string entry = ".entry " + mangled;
+  for (const std::string& path : paths) {
+    File& file = files_[path];
+    if (!file.read) {
+      file.read = true;
+      auto modules = PtxInElfFile(path, kMaxFatbinSectionBytes);
+      if (modules.ok()) file.modules = std::move(modules).value();
+      file.analysed.assign(file.modules.size(), false);
+    }
+    if (auto it = file.kernels.find(mangled); it != file.kernels.end()) {
+      code = &it->second;
+      break;
+    }
+    for (std::size_t m = 0; m < file.modules.size() && !code; ++m) {
+      if (file.analysed[m]) continue;
+      // Only a module that names the kernel is analysed (a whole module at once).
+      const std::size_t at = file.modules[m].find(entry);
+      if (at == std::string::npos) continue;
+      const char after =
+          at + entry.size() < file.modules[m].size() ? file.modules[m][at + entry.size()] : '\0';
+      if (after != '(' && after != ' ' && after != '\n' && after != '\t') continue;
+      file.analysed[m] = true;
+      auto kernels = AnalyzePtx(file.modules[m]);
+      if (!kernels.ok()) continue;
+      for (const KernelCode& k : kernels.value()) file.kernels.emplace(k.name(), k);
+      if (auto it = file.kernels.find(mangled); it != file.kernels.end()) code = &it->second;
+    }
+    if (code) break;
+  }
+  found_[key] = code;
+  return code;
+}
+
+bool KernelCodeIndex::Count(int pid, const std::string& mangled, const wire::WireOp& w, Op* op) {
+  const KernelCode* code = Find(pid, mangled);
+  if (!code) return false;
+  auto [sig, fresh] = signatures_.try_emplace(mangled);
+  if (fresh) {
+    const std::string demangled = timing::DemangleKernelName(mangled);
+    const wire::IntegerParameters ints = wire::FindIntegerParameters(demangled);
+    const wire::PointerParameters pointers = wire::FindPointerParameters(demangled);
+    sig->second.int_index.assign(ints.index, ints.index + ints.count);
+    sig->second.pointer_index.assign(pointers.index, pointers.index + pointers.count);
+  }
+  const Signature& s = sig->second;
+  std::vector<LaunchArgument> args(code->params().size());
+  // The launch key: shape and only the arguments that can change the work.
+  std::string key = mangled;
+  key.reserve(key.size() + 96);
+  const auto put = [&](std::int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  for (std::uint32_t d : {w.grid[0], w.grid[1], w.grid[2], w.block[0], w.block[1], w.block[2]})
+    put(d);
+  const std::size_t ints = std::min<std::size_t>(w.int_arg_count, std::size(w.int_args));
+  for (std::size_t i = 0; i < ints && i < s.int_index.size(); ++i) {
+    const auto p = static_cast<std::size_t>(s.int_index[i]);
+    if (p >= args.size() || !code->params()[p].extent) continue;
+    args[p] = {true, w.int_args[i]};
+    put(static_cast<std::int64_t>(p));
+    put(w.int_args[i]);
+  }
+  const std::size_t pointers =
+      std::min<std::size_t>(w.pointer_arg_count, std::size(w.pointer_bytes));
+  double footprint = 0;
+  for (std::size_t i = 0; i < pointers && i < s.pointer_index.size(); ++i) {
+    const auto p = static_cast<std::size_t>(s.pointer_index[i]);
+    if (p >= args.size() || !code->params()[p].address) continue;
+    const auto bytes = static_cast<std::int64_t>(w.pointer_bytes[i]);
+    args[p] = {bytes > 0, bytes};  // 0: memory Myriad did not allocate
+    footprint += static_cast<double>(bytes);
+    put(-static_cast<std::int64_t>(p) - 1);
+    put(bytes);
+  }
+  // The bound holds only when every pointer the code dereferences was measured.
+  bool footprint_known = true;
+  for (std::size_t p = 0; p < args.size(); ++p)
+    if (code->params()[p].address && !args[p].known) footprint_known = false;
+  auto [cached, inserted] = works_.try_emplace(key);
+  if (inserted) cached->second = code->Work(op->grid, op->block, args);
+  const KernelWork& work = cached->second;
+  // Global traffic reaches HBM at most once per byte its pointers reach (the rest hits in
+  // the caches); without an allocation to bound it, as counted.
+  double bytes = work.global_bytes;
+  if (footprint_known && footprint > 0) bytes = std::min(bytes, footprint);
+  op->bytes = static_cast<std::uint64_t>(std::llround(std::min(bytes, 1e18)));
+  op->bytes_guessed = false;
+  op->counts.counted = true;
+  op->counts.tensor_dtype = work.tensor_dtype;
+  op->counts.fma_flops = work.fma_flops;
+  op->counts.fp64_flops = work.fp64_flops;
+  op->counts.tensor_flops = work.tensor_flops;
+  op->counts.sfu_ops = work.sfu_ops;
+  op->counts.instructions = work.instructions;
+  return true;
+}
+
+}  // namespace myriad::emulator

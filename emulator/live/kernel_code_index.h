@@ -1,0 +1,54 @@
+// The kernels' own code of the processes under `myriad run`: each process's executable and
+// the libraries it had mapped when it first connected are read for PTX (their .nv_fatbin
+// sections), and a launch of a kernel no family model knows is counted from its code
+// (docs/kernel-timing.md, "Kernels timed from their code").
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "myriad/emulator/kernel_code.h"
+#include "myriad/emulator/op.h"
+#include "protocol/wire.h"
+
+namespace myriad::emulator {
+
+// Fatbin sections larger than this are not read (PyTorch's and cuBLAS's libraries hold
+// hundreds of MB of SASS for kernels that family and library models time).
+inline constexpr std::size_t kMaxFatbinSectionBytes = 64u << 20;
+
+class KernelCodeIndex {
+ public:
+  // I/O thread, at a process's first connection: the files it runs code from.
+  void AddProcess(int pid);
+  // Engine thread: counts a kernel op's work from its code if the process's files hold it:
+  // sets op->bytes (global traffic, bounded by what its pointers reach) and op->counts.
+  // False when no code is known for the kernel.
+  bool Count(int pid, const std::string& mangled, const wire::WireOp& w, Op* op);
+
+ private:
+  struct File {
+    bool read = false;
+    std::vector<std::string> modules;                        // PTX texts
+    std::map<std::string, KernelCode, std::less<>> kernels;  // analysed on first use
+    std::vector<bool> analysed;                              // by module
+  };
+  struct Signature {
+    std::vector<int> int_index, pointer_index;  // parameter positions (kernel_signature.h)
+  };
+  const KernelCode* Find(int pid, const std::string& mangled);
+
+  std::mutex mu_;                      // files_ and pids_: AddProcess runs on the I/O thread
+  std::map<std::string, File> files_;  // by path
+  std::map<int, std::vector<std::string>> pids_;
+  std::unordered_map<std::string, const KernelCode*> found_;  // "pid/name" -> code or null
+  std::unordered_map<std::string, Signature> signatures_;
+  std::unordered_map<std::string, KernelWork> works_;  // launch key -> work
+};
+
+}  // namespace myriad::emulator
