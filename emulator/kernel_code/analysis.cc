@@ -24,6 +24,11 @@ constexpr std::int64_t kHashMultiplier = 1 << 16;
 
 using State = std::vector<std::int32_t>;  // register -> node
 
+// Whether an opcode's parts after the first name `part` ("ld.global.f32" has "global").
+bool HasPart(const std::vector<std::string_view>& parts, std::string_view part) {
+  return std::find(parts.begin() + (parts.empty() ? 0 : 1), parts.end(), part) != parts.end();
+}
+
 bool ParseInt(std::string_view s, std::int64_t* v) {
   bool negative = false;
   if (!s.empty() && s[0] == '-') {
@@ -161,6 +166,16 @@ struct Builder {
     return 0;
   }
 
+  // The parameter an `ld.param` loads whole ("[name]"); -1 for anything else (a field of a
+  // by-value struct, "[name+8]", is not a parameter's value).
+  int ParamLoaded(const PtxStatement& s, const std::vector<std::string_view>& parts) const {
+    if (parts[0] != "ld" || !HasPart(parts, "param") || s.operands.size() < 2) return -1;
+    const std::string_view a = s.operands[1];
+    if (a.size() < 3 || a.front() != '[' || a.back() != ']') return -1;
+    const auto it = param_index.find(a.substr(1, a.size() - 2));
+    return it == param_index.end() ? -1 : it->second;
+  }
+
   // The registers an instruction writes.
   static bool Writes(std::string_view op0) {
     return !(op0 == "st" || op0 == "bra" || op0 == "ret" || op0 == "exit" || op0 == "bar" ||
@@ -226,9 +241,7 @@ struct Builder {
   void Count(const PtxStatement& s, const std::vector<std::string_view>& parts, Counts* c) {
     c->instructions += 1;
     const std::string_view op0 = parts[0];
-    const auto has = [&](std::string_view p) {
-      return std::find(parts.begin() + 1, parts.end(), p) != parts.end();
-    };
+    const auto has = [&](std::string_view p) { return HasPart(parts, p); };
     int vector = 1;
     for (std::string_view p : parts)
       if (p == "v2")
@@ -349,25 +362,18 @@ struct Builder {
     const auto v = [&](std::size_t i) {
       return i < s.operands.size() ? Value(s.operands[i], st) : 0;
     };
-    const auto has = [&](std::string_view p) {
-      return std::find(parts.begin() + 1, parts.end(), p) != parts.end();
-    };
+    const auto has = [&](std::string_view p) { return HasPart(parts, p); };
     if (op0 == "cvta") return v(1);
     if (op0 == "mov" || op0 == "cvt") {
       for (std::size_t i = 1; i < parts.size(); ++i)
         if (parts[i].starts_with("f") || parts[i] == "bf16") return 0;  // floats
       return v(1);
     }
-    if (op0 == "ld" && has("param") && s.operands.size() >= 2) {
-      std::string_view a = s.operands[1];
-      if (a.size() < 3 || a.front() != '[') return 0;
-      a = a.substr(1, a.size() - 2);
-      const auto it = param_index.find(a);
-      if (it == param_index.end()) return 0;  // a field of a by-value struct
+    if (const int param = ParamLoaded(s, parts); param >= 0) {
       Node n;
       n.op = NodeOp::kParam;
       n.opaque = false;
-      n.value = it->second;
+      n.value = param;
       return Add(n);
     }
     if (op0 == "add") return Binary(NodeOp::kAdd, v(1), v(2));
@@ -782,16 +788,14 @@ void Builder::Build() {
       Destinations(s, &dests);
       if (!dests.empty()) {
         std::int32_t value = Evaluate(s, parts, st);
-        // Shared-memory addresses: a symbol moved into a register, or arithmetic on one.
-        bool shared = false;
-        if ((parts[0] == "mov" || parts[0] == "cvta") && s.operands.size() >= 2 &&
-            !IsReg(s.operands[1]) && !s.operands[1].empty() &&
-            (std::isalpha(static_cast<unsigned char>(s.operands[1][0])) ||
-             s.operands[1][0] == '_' || s.operands[1][0] == '$'))
-          shared =
-              std::find(parts.begin(), parts.end(), "shared") != parts.end() || parts[0] == "mov";
-        if (parts[0] == "cvta" && std::find(parts.begin(), parts.end(), "shared") != parts.end())
-          shared = true;
+        // Shared-memory addresses: a symbol moved into a register, a cvta.shared, or
+        // arithmetic on one.
+        const std::string_view source = s.operands.size() >= 2 ? s.operands[1] : "";
+        const bool symbol =
+            !source.empty() && (std::isalpha(static_cast<unsigned char>(source[0])) ||
+                                source[0] == '_' || source[0] == '$');
+        bool shared =
+            (parts[0] == "mov" && symbol) || (parts[0] == "cvta" && HasPart(parts, "shared"));
         if ((parts[0] == "add" || parts[0] == "mov") && s.operands.size() >= 2) {
           for (std::size_t o = 1; o < s.operands.size(); ++o) {
             const auto it = regs.find(s.operands[o]);
@@ -800,16 +804,9 @@ void Builder::Build() {
           }
         }
         // Pointer provenance: a parameter loaded, then moved, converted or offset.
-        int pointer = -1;
-        if (parts[0] == "ld" && s.operands.size() >= 2 &&
-            std::find(parts.begin(), parts.end(), "param") != parts.end()) {
-          std::string_view a = s.operands[1];
-          if (a.size() > 2 && a.front() == '[') {
-            const auto it = param_index.find(a.substr(1, a.size() - 2));
-            if (it != param_index.end()) pointer = it->second;
-          }
-        } else if (parts[0] == "add" || parts[0] == "sub" || parts[0] == "mov" ||
-                   parts[0] == "cvta" || parts[0] == "mad") {
+        int pointer = ParamLoaded(s, parts);
+        if (pointer < 0 && (parts[0] == "add" || parts[0] == "sub" || parts[0] == "mov" ||
+                            parts[0] == "cvta" || parts[0] == "mad")) {
           for (std::size_t o = 1; o < s.operands.size() && pointer < 0; ++o) {
             const auto it = regs.find(s.operands[o]);
             if (it != regs.end() && static_cast<std::size_t>(it->second) < pointer_of.size())

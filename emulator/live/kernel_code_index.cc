@@ -10,9 +10,6 @@
 #include <set>
 #include <sstream>
 
-#include "protocol/kernel_signature.h"
-#include "timing/pytorch_kernels.h"
-
 namespace myriad::emulator {
 namespace {
 
@@ -29,6 +26,10 @@ std::string ProcPath(int pid, const char* what) {
 }  // namespace
 
 void KernelCodeIndex::AddProcess(int pid) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pids_.count(pid) != 0) return;  // another of its threads connected first
+  }
   std::vector<std::string> paths;
   const std::string exe = Link(ProcPath(pid, "exe"));
   if (!exe.empty()) paths.push_back(exe);
@@ -48,7 +49,7 @@ void KernelCodeIndex::AddProcess(int pid) {
 }
 
 const KernelCode* KernelCodeIndex::Find(int pid, const std::string& mangled) {
-  const std::string key = std::to_string(pid) + "/" + mangled;
+  const auto key = std::make_pair(pid, mangled);
   if (auto it = found_.find(key); it != found_.end()) return it->second;
   std::vector<std::string> paths;
   {
@@ -89,28 +90,22 @@ const KernelCode* KernelCodeIndex::Find(int pid, const std::string& mangled) {
   return code;
 }
 
-bool KernelCodeIndex::Count(int pid, const std::string& mangled, const wire::WireOp& w, Op* op) {
+bool KernelCodeIndex::Count(int pid, const std::string& mangled, const timing::KernelClass& kernel,
+                            const wire::WireOp& w, Op* op) {
   const KernelCode* code = Find(pid, mangled);
   if (!code) return false;
-  auto [sig, fresh] = signatures_.try_emplace(mangled);
-  if (fresh) {
-    const std::string demangled = timing::DemangleKernelName(mangled);
-    const wire::IntegerParameters ints = wire::FindIntegerParameters(demangled);
-    const wire::PointerParameters pointers = wire::FindPointerParameters(demangled);
-    sig->second.int_index.assign(ints.index, ints.index + ints.count);
-    sig->second.pointer_index.assign(pointers.index, pointers.index + pointers.count);
-  }
-  const Signature& s = sig->second;
   std::vector<LaunchArgument> args(code->params().size());
-  // The launch key: shape and only the arguments that can change the work.
-  std::string key = mangled;
-  key.reserve(key.size() + 96);
+  // The launch key: the kernel's code, its shape and only the arguments that can change the
+  // work.
+  std::string key;
+  key.reserve(160);
   const auto put = [&](std::int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(code)));
   for (std::uint32_t d : {w.grid[0], w.grid[1], w.grid[2], w.block[0], w.block[1], w.block[2]})
     put(d);
   const std::size_t ints = std::min<std::size_t>(w.int_arg_count, std::size(w.int_args));
-  for (std::size_t i = 0; i < ints && i < s.int_index.size(); ++i) {
-    const auto p = static_cast<std::size_t>(s.int_index[i]);
+  for (std::size_t i = 0; i < ints && i < kernel.int_positions.size(); ++i) {
+    const auto p = static_cast<std::size_t>(kernel.int_positions[i]);
     if (p >= args.size() || !code->params()[p].extent) continue;
     args[p] = {true, w.int_args[i]};
     put(static_cast<std::int64_t>(p));
@@ -119,8 +114,8 @@ bool KernelCodeIndex::Count(int pid, const std::string& mangled, const wire::Wir
   const std::size_t pointers =
       std::min<std::size_t>(w.pointer_arg_count, std::size(w.pointer_bytes));
   double footprint = 0;
-  for (std::size_t i = 0; i < pointers && i < s.pointer_index.size(); ++i) {
-    const auto p = static_cast<std::size_t>(s.pointer_index[i]);
+  for (std::size_t i = 0; i < pointers && i < kernel.pointer_positions.size(); ++i) {
+    const auto p = static_cast<std::size_t>(kernel.pointer_positions[i]);
     if (p >= args.size() || !code->params()[p].address) continue;
     const auto bytes = static_cast<std::int64_t>(w.pointer_bytes[i]);
     args[p] = {bytes > 0, bytes};  // 0: memory Myriad did not allocate

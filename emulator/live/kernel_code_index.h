@@ -5,16 +5,16 @@
 #pragma once
 
 #include <map>
-#include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "myriad/emulator/kernel_code.h"
 #include "myriad/emulator/op.h"
 #include "protocol/wire.h"
+#include "timing/pytorch_kernels.h"
 
 namespace myriad::emulator {
 
@@ -24,12 +24,14 @@ inline constexpr std::size_t kMaxFatbinSectionBytes = 64u << 20;
 
 class KernelCodeIndex {
  public:
-  // I/O thread, at a process's first connection: the files it runs code from.
+  // I/O thread, at each connection: the files a process runs code from, read at its first.
   void AddProcess(int pid);
   // Engine thread: counts a kernel op's work from its code if the process's files hold it:
   // sets op->bytes (global traffic, bounded by what its pointers reach) and op->counts.
-  // False when no code is known for the kernel.
-  bool Count(int pid, const std::string& mangled, const wire::WireOp& w, Op* op);
+  // `kernel` is the op's name classified (its reported parameters' positions). False when no
+  // code is known for the kernel.
+  bool Count(int pid, const std::string& mangled, const timing::KernelClass& kernel,
+             const wire::WireOp& w, Op* op);
 
  private:
   struct File {
@@ -38,16 +40,13 @@ class KernelCodeIndex {
     std::map<std::string, KernelCode, std::less<>> kernels;  // analysed on first use
     std::vector<bool> analysed;                              // by module
   };
-  struct Signature {
-    std::vector<int> int_index, pointer_index;  // parameter positions (kernel_signature.h)
-  };
   const KernelCode* Find(int pid, const std::string& mangled);
 
-  std::mutex mu_;                      // files_ and pids_: AddProcess runs on the I/O thread
-  std::map<std::string, File> files_;  // by path
+  std::mutex mu_;  // pids_: AddProcess runs on the I/O thread
   std::map<int, std::vector<std::string>> pids_;
-  std::unordered_map<std::string, const KernelCode*> found_;  // "pid/name" -> code or null
-  std::unordered_map<std::string, Signature> signatures_;
+  // Engine thread only.
+  std::map<std::string, File> files_;                                            // by path
+  std::map<std::pair<int, std::string>, const KernelCode*, std::less<>> found_;  // or null
   std::unordered_map<std::string, KernelWork> works_;  // launch key -> work
 };
 

@@ -696,7 +696,7 @@ class Server : public LiveWorkload {
     }
     // Every host thread of the shims connects on its own.
     ++connected_[static_cast<size_t>(process)];
-    if (hello.pid > 0 && code_pids_.insert(hello.pid).second) kernel_code_.AddProcess(hello.pid);
+    if (hello.pid > 0) kernel_code_.AddProcess(hello.pid);
     return process;
   }
   // I/O thread: a connection said who it is (or ended without saying).
@@ -832,7 +832,6 @@ class Server : public LiveWorkload {
   // whether it has ended.
   std::vector<int> connected_;
   std::vector<bool> ended_;
-  std::set<int> code_pids_;  // processes whose files KernelCodeIndex knows
   std::map<int, int> descendants_;  // pid -> process index of the launched processes' children
   std::vector<bool> descendant_;    // per process: one of those
   int unidentified_ = 0;            // accepted connections that have not said hello yet
@@ -1224,7 +1223,7 @@ Status LiveSource::Convert(Queued& q) {
     if (kernel.family != timing::KernelFamily::kNone) {
       timing::DescribeKernelWork(kernel, int_args, &op);
     } else if (op.attention.batch == 0 &&
-               !kernel_code_.Count(connection->pid(), names_.Name(op.name), w, &op)) {
+               !kernel_code_.Count(connection->pid(), names_.Name(op.name), kernel, w, &op)) {
       // A kernel no model knows and whose code Myriad has not: its work guessed from the
       // launch's shape and what its pointers reach, and said to be a guess.
       const std::size_t pointers =

@@ -372,6 +372,10 @@ KernelClass ClassifyKernel(std::string_view name) {
   const std::string demangled = Demangle(name);
   KernelClass c = Classify(demangled);
   c.array_element_bytes = ArrayElementBytes(demangled);  // for the launch guess
+  const wire::IntegerParameters ints = wire::FindIntegerParameters(demangled);
+  const wire::PointerParameters pointers = wire::FindPointerParameters(demangled);
+  c.int_positions.assign(ints.index, ints.index + ints.count);
+  c.pointer_positions.assign(pointers.index, pointers.index + pointers.count);
   return c;
 }
 

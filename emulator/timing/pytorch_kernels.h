@@ -53,6 +53,10 @@ struct KernelClass {
   bool causal = false;
   bool clears_accumulator = false;  // flash_bwd_dot_do_o_kernel<true, ...>
   DataType dtype = DataType::kBfloat16;
+  // Any kernel: the positions in its parameter list of the integer and pointer parameters
+  // whose values a launch reports (WireOp::int_args, pointer_bytes; found as the CUDA shim
+  // finds them, protocol/kernel_signature.h), for the count from its code.
+  std::vector<int> int_positions, pointer_positions;
 };
 
 // A kernel's name demangled (`_ZN...` through abi::__cxa_demangle), or as given.

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -432,33 +433,31 @@ cudaError_t Launch(KernelRecord* kernel, dim3 grid, dim3 block, void** args, std
   return Fail(static_cast<cudaError_t>(Submit(op, device)));
 }
 
-std::uint64_t AllocationBytesFrom(const void* p) {
+// The bytes from `p` to the end of the live device allocation it points into (a cudaMalloc
+// block, a VMM reservation, a device variable), or, if `host_memory`, of the memory the runtime
+// gave the host that it points into (pinned, registered, managed: the device reaches it);
+// nullopt for a freed block or an address nothing allocated.
+std::optional<std::uint64_t> ReachFrom(const void* p, bool host_memory) {
   const auto a = reinterpret_cast<std::uintptr_t>(p);
   std::uintptr_t start = 0;
   std::size_t size = 0;
-  if (DeviceMemory::Get().Contains(p))
-    return DeviceMemory::Get().Range(p, &start, &size) && a - start <= size ? size - (a - start)
-                                                                            : 0;
+  if (DeviceMemory::Get().Contains(p)) {
+    if (!DeviceMemory::Get().Range(p, &start, &size)) return std::nullopt;
+    return size - (a - start);
+  }
   HostMemory::Block block;
-  if (HostMemory::Get().Find(p, &block, &start) && a - start <= block.bytes)
-    return block.bytes - (a - start);
-  return 0;
+  if (!host_memory || !HostMemory::Get().Find(p, &block, &start)) return std::nullopt;
+  return block.bytes - (a - start);
 }
 
-// Whether `bytes` at `p` lie inside one live device allocation (a cudaMalloc block, a VMM
-// reservation, a device variable), or, if `host_memory`, inside memory the runtime gave the
-// host (pinned, registered, managed: the device reaches it). A freed block, an address nothing
-// allocated and a range that runs past its block are not: CUDA refuses copies and memsets
-// there with cudaErrorInvalidValue (they used to succeed, or write where nothing was).
+std::uint64_t AllocationBytesFrom(const void* p) { return ReachFrom(p, true).value_or(0); }
+
+// Whether `bytes` at `p` lie inside one allocation ReachFrom knows. A freed block, an address
+// nothing allocated and a range that runs past its block are not: CUDA refuses copies and
+// memsets there with cudaErrorInvalidValue (they used to succeed, or write where nothing was).
 bool Reachable(const void* p, std::size_t bytes, bool host_memory) {
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
-  std::uintptr_t start = 0;
-  std::size_t size = 0;
-  if (DeviceMemory::Get().Contains(p))
-    return DeviceMemory::Get().Range(p, &start, &size) && bytes <= size - (a - start);
-  HostMemory::Block block;
-  return host_memory && HostMemory::Get().Find(p, &block, &start) &&
-         bytes <= block.bytes - (a - start);
+  const std::optional<std::uint64_t> reach = ReachFrom(p, host_memory);
+  return reach && bytes <= *reach;
 }
 // The device side of a copy must be reachable; the host side may be any host memory, but not
 // device memory that is no longer (or never was) allocated.
