@@ -414,6 +414,10 @@ RunResult Simulation::Collect() {
   result.kernel_timing = timer_->stats();
   result.uncovered_kernels = timer_->Uncovered(names_);
   result.guessed_kernels = timer_->Guessed(names_);
+  result.kernel_families = timer_->Families();
+  // A launch longer than a step is checked against steps the program marked, not the run.
+  result.implausible_kernels = timer_->Implausible(
+      names_, result.iteration_ends.size() >= 2 ? result.iteration_time() : SimTime{0});
   for (const auto& [key, calls] : estimate_calls_) {
     const netmodel::CollectiveEstimate& e = estimates_.at(key);
     CollectiveStats c;

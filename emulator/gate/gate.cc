@@ -41,8 +41,12 @@ std::string Canonical(std::string name) {
 // How an element of an array is named: by the keys that identify it, else its index.
 std::string ElementKey(const Json& element, size_t index) {
   if (element.is_object()) {
-    static const std::vector<std::vector<const char*>> kKeys = {
-        {"comm", "op", "bytes"}, {"op", "size_bytes"}, {"rank"}, {"provider"}, {"name"}};
+    static const std::vector<std::vector<const char*>> kKeys = {{"comm", "op", "bytes"},
+                                                                {"op", "size_bytes"},
+                                                                {"rank"},
+                                                                {"provider"},
+                                                                {"name"},
+                                                                {"family"}};
     for (const auto& keys : kKeys) {
       bool all = true;
       for (const char* k : keys) all = all && element.contains(k);

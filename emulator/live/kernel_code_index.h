@@ -14,7 +14,7 @@
 #include "myriad/emulator/kernel_code.h"
 #include "myriad/emulator/op.h"
 #include "protocol/wire.h"
-#include "timing/pytorch_kernels.h"
+#include "timing/kernel_names.h"
 
 namespace myriad::emulator {
 

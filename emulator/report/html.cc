@@ -11,7 +11,7 @@
 #include "myriad/emulator/report.h"
 #include "myriad/html_escape.h"
 #include "report/text.h"
-#include "timing/pytorch_kernels.h"
+#include "timing/kernel_names.h"
 
 namespace myriad::emulator {
 namespace {
@@ -338,8 +338,9 @@ std::string Coverage(const RunResult& result) {
   for (const ProviderStats& p : result.kernel_timing) total += ToMicros(p.total);
   if (total <= 0) return "";
   static const std::map<std::string, std::string> kColours = {
-      {"trace", "#1b9e77"},   {"profile", "#1b9e77"},      {"pytorch kernels", "#66a61e"},
-      {"kernel code", "#66a61e"}, {"library", "#7570b3"}, {"launch guess", "#e6ab02"}, {"fallback", "#d7301f"}};
+      {"trace", "#1b9e77"},       {"profile", "#1b9e77"}, {"pytorch kernels", "#66a61e"},
+      {"kernel code", "#66a61e"}, {"library", "#7570b3"}, {"launch guess", "#e6ab02"},
+      {"fallback", "#d7301f"}};
   std::vector<Segment> row;
   std::vector<std::pair<std::string, std::string>> legend;
   for (const ProviderStats& p : result.kernel_timing) {
@@ -357,6 +358,26 @@ std::string Coverage(const RunResult& result) {
       "launch, the fallback). Guesses and the fallback are what the prediction is least sure "
       "of.</p>\n";
   out += Legend(legend) + StackedBars("coverage", {"kernel time"}, {row}, "%");
+  if (!result.kernel_families.empty()) {
+    // One bar per kernel family: which models timed its share of the kernel time.
+    std::vector<std::string> labels;
+    std::vector<std::vector<Segment>> rows;
+    for (const FamilyStats& f : result.kernel_families) {
+      labels.push_back(fmt::format("{} ({:.1f}%)", f.family, 100 * ToMicros(f.total) / total));
+      std::vector<Segment> family;
+      for (const ProviderStats& p : f.by_provider) {
+        const auto it =
+            kColours.find(p.provider.substr(0, 7) == "profile" ? "profile" : p.provider);
+        family.push_back({p.provider, 100 * ToMicros(p.total) / total,
+                          it != kColours.end() ? it->second : "#999999"});
+      }
+      rows.push_back(std::move(family));
+    }
+    out +=
+        "<p>By kernel family (share of all kernel time, coloured by the model that timed "
+        "it):</p>\n";
+    out += StackedBars("families", labels, rows, "%");
+  }
   if (!result.guessed_kernels.empty() || !result.uncovered_kernels.empty()) {
     out += "<table><tr><th>kernel</th><th>calls</th><th>timed by</th></tr>\n";
     for (std::size_t i = 0; i < std::min<std::size_t>(10, result.guessed_kernels.size()); ++i)

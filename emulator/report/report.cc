@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "report/text.h"
-#include "timing/pytorch_kernels.h"
+#include "timing/kernel_names.h"
 
 namespace myriad::emulator {
 namespace {
@@ -190,6 +190,26 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
       out += fmt::format("    {:>8} x {}\n", k.count, Readable(k.name));
     }
   }
+  if (!result.kernel_families.empty()) {
+    // Which model carries how much of each family: a family timed mostly by a guess is a
+    // guess, whatever its figure.
+    SimTime kernel_time = 0;
+    for (const FamilyStats& f : result.kernel_families) kernel_time += f.total;
+    out += "\nkernel time by family, and the models that timed it (share of the family's time)\n";
+    for (const FamilyStats& f : result.kernel_families) {
+      std::string models;
+      for (const ProviderStats& p : f.by_provider)
+        models += fmt::format(
+            "{}{} {:.1f}%", models.empty() ? "" : ", ", p.provider,
+            f.total > 0 ? 100.0 * static_cast<double>(p.total) / static_cast<double>(f.total)
+                        : 0.0);
+      out += fmt::format(
+          "  {:<14} {:>16} us {:>5.1f}% {:>10} ops  {}\n", f.family, Us(f.total),
+          kernel_time > 0 ? 100.0 * static_cast<double>(f.total) / static_cast<double>(kernel_time)
+                          : 0.0,
+          f.ops, models);
+    }
+  }
   if (!result.collectives.empty()) {
     // One line per (communicator family, op, size, algorithm): the 64 data-parallel groups of
     // a folded run are one line, not 64; the JSON report lists every communicator.
@@ -226,7 +246,10 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
                          ByteSize(static_cast<std::uint64_t>(l.bytes)));
     }
   }
-  if (!context.notes.empty()) out += "\n";
+  if (!context.notes.empty() || !result.implausible_kernels.empty()) out += "\n";
+  for (const ImplausibleKernel& k : result.implausible_kernels)
+    out += fmt::format("error: kernel {} (timed by {}): {}; its duration is not a prediction\n",
+                       Readable(k.name), k.provider, k.why);
   for (const std::string& note : context.notes) out += "note: " + note + "\n";
   return out;
 }
@@ -285,6 +308,26 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
     out += fmt::format("{}\n    {{\"name\": {}, \"count\": {}}}", i ? "," : "",
                        Json(result.uncovered_kernels[i].name), result.uncovered_kernels[i].count);
   out += result.uncovered_kernels.empty() ? "],\n" : "\n  ],\n";
+  out += "  \"kernel_families\": [";
+  for (size_t i = 0; i < result.kernel_families.size(); ++i) {
+    const FamilyStats& f = result.kernel_families[i];
+    std::string models;
+    for (const ProviderStats& p : f.by_provider)
+      models += fmt::format("{}{{\"provider\": {}, \"ops\": {}, \"time_us\": {}}}",
+                            models.empty() ? "" : ", ", Json(p.provider), p.ops, Us(p.total));
+    out += fmt::format("{}\n    {{\"family\": {}, \"ops\": {}, \"time_us\": {}, \"models\": [{}]}}",
+                       i ? "," : "", Json(f.family), f.ops, Us(f.total), models);
+  }
+  out += result.kernel_families.empty() ? "],\n" : "\n  ],\n";
+  if (!result.implausible_kernels.empty()) {
+    out += "  \"kernel_errors\": [";
+    for (size_t i = 0; i < result.implausible_kernels.size(); ++i) {
+      const ImplausibleKernel& k = result.implausible_kernels[i];
+      out += fmt::format("{}\n    {{\"name\": {}, \"provider\": {}, \"error\": {}}}", i ? "," : "",
+                         Json(k.name), Json(k.provider), Json(k.why));
+    }
+    out += "\n  ],\n";
+  }
   out += "  \"collectives\": [";
   for (size_t i = 0; i < result.collectives.size(); ++i) {
     const CollectiveStats& c = result.collectives[i];

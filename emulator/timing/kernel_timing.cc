@@ -2,11 +2,14 @@
 // library models, fallback.
 #include "myriad/emulator/kernel_timing.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cassert>
 #include <utility>
 
 #include "timing/code_counts.h"
+#include "timing/kernel_names.h"
 #include "timing/launch_guess.h"
 #include "timing/library_model.h"
 #include "timing/profile_database.h"
@@ -30,6 +33,9 @@ class TraceProvider : public DurationProvider {
 };
 
 }  // namespace
+
+KernelTimer::KernelTimer() : classes_(std::make_unique<timing::KernelClassCache>()) {}
+KernelTimer::~KernelTimer() = default;
 
 Result<std::unique_ptr<KernelTimer>> KernelTimer::Create(const netmodel::Cluster& cluster,
                                                          const KernelTimingOptions& options) {
@@ -58,36 +64,99 @@ Result<std::unique_ptr<KernelTimer>> KernelTimer::Create(const netmodel::Cluster
   }
   timer->stats_.push_back(ProviderStats{"fallback", 0, 0});
   timer->fallback_ = options.fallback_duration;
+  timer->families_.assign(timing::kKernelGroups, timer->stats_);
+  for (auto& family : timer->families_)
+    for (ProviderStats& p : family) p.ops = 0, p.total = 0;
+  timer->hbm_bytes_ = static_cast<std::uint64_t>(cluster.gpu.hbm_bytes);
   return timer;
 }
 
 SimTime KernelTimer::Time(const Op& op, const NameTable& names) {
   assert(IsTimed(op.kind) && "KernelTimer::Time takes kernel, memcpy and memset ops only");
   if (!IsTimed(op.kind)) return 0;  // NDEBUG builds: nothing to time, nothing counted
+  std::size_t by = chain_.size();   // the fallback's place
+  SimTime duration = fallback_;
   for (std::size_t i = 0; i < chain_.size(); ++i) {
-    if (const std::optional<SimTime> duration = chain_[i]->Duration(op, names)) {
-      ++stats_[i].ops;
-      stats_[i].total += *duration;
-      if (i == guess_index_) {  // the coverage report names the guessed kernels
-        if (op.name >= guessed_.size())
-          guessed_.resize(std::max<std::size_t>(names.size(), op.name + std::size_t{1}));
-        ++guessed_[op.name].first;
-        guessed_[op.name].second += *duration;
-      }
-      return *duration;
+    if (const std::optional<SimTime> d = chain_[i]->Duration(op, names)) {
+      by = i;
+      duration = *d;
+      break;
     }
   }
-  ProviderStats& fallback = stats_.back();
-  ++fallback.ops;
-  fallback.total += fallback_;
-  // The coverage report names kernels; a copy only falls through when its link has no rate.
-  if (op.kind == OpKind::kKernel) {
-    if (op.name >= uncovered_counts_.size()) {
+  Count(op, names, by, duration);
+  return duration;
+}
+
+void KernelTimer::Count(const Op& op, const NameTable& names, std::size_t by, SimTime duration) {
+  ++stats_[by].ops;
+  stats_[by].total += duration;
+  const timing::KernelGroup group = op.kind == OpKind::kKernel
+                                        ? timing::GroupOf(op, classes_->Get(op.name, names))
+                                        : timing::GroupOf(op, timing::KernelClass{});
+  ProviderStats& family = families_[static_cast<std::size_t>(group)][by];
+  ++family.ops;
+  family.total += duration;
+  if (op.kind != OpKind::kKernel) return;
+  if (op.name >= extremes_.size())
+    extremes_.resize(std::max<std::size_t>(names.size(), op.name + std::size_t{1}));
+  Extremes& e = extremes_[op.name];
+  if (duration > e.longest) e.longest = duration, e.longest_by = by;
+  // Only work the models derived (bytes from a family rule, the code or the launch) can be
+  // wrong this way; a trace's or a profile's duration is a measurement.
+  if (op.bytes > hbm_bytes_ && hbm_bytes_ > 0 && op.bytes > e.most_bytes && by < chain_.size() &&
+      chain_[by]->name().substr(0, 7) != "profile" && chain_[by]->name() != "trace")
+    e.most_bytes = op.bytes, e.most_bytes_by = by;
+  if (by == guess_index_) {  // the coverage report names the guessed kernels
+    if (op.name >= guessed_.size())
+      guessed_.resize(std::max<std::size_t>(names.size(), op.name + std::size_t{1}));
+    ++guessed_[op.name].first;
+    guessed_[op.name].second += duration;
+  }
+  if (by == chain_.size()) {  // the coverage report names the kernels the fallback timed
+    if (op.name >= uncovered_counts_.size())
       uncovered_counts_.resize(std::max<std::size_t>(names.size(), op.name + std::size_t{1}), 0);
-    }
     ++uncovered_counts_[op.name];
   }
-  return fallback_;
+}
+
+std::vector<FamilyStats> KernelTimer::Families() const {
+  std::vector<FamilyStats> families;
+  for (std::size_t g = 0; g < families_.size(); ++g) {
+    FamilyStats f;
+    f.family = std::string(timing::ToString(static_cast<timing::KernelGroup>(g)));
+    for (const ProviderStats& p : families_[g]) {
+      if (p.ops == 0) continue;
+      f.ops += p.ops;
+      f.total += p.total;
+      f.by_provider.push_back(p);
+    }
+    if (f.ops > 0) families.push_back(std::move(f));
+  }
+  std::sort(families.begin(), families.end(), [](const FamilyStats& a, const FamilyStats& b) {
+    return a.total != b.total ? a.total > b.total : a.family < b.family;
+  });
+  return families;
+}
+
+std::vector<ImplausibleKernel> KernelTimer::Implausible(const NameTable& names,
+                                                        SimTime step) const {
+  std::vector<ImplausibleKernel> kernels;
+  const auto provider = [&](std::size_t by) { return stats_[by].provider; };
+  for (std::size_t id = 0; id < extremes_.size(); ++id) {
+    const Extremes& e = extremes_[id];
+    const std::string name = names.Name(static_cast<NameId>(id));
+    if (e.most_bytes > 0)
+      kernels.push_back(
+          {name, provider(e.most_bytes_by),
+           fmt::format("its work was said to move {} bytes, more than the {:.2f} GiB the GPU holds",
+                       e.most_bytes, static_cast<double>(hbm_bytes_) / (1ull << 30))});
+    if (step > 0 && e.longest > step)
+      kernels.push_back({name, provider(e.longest_by),
+                         fmt::format("one launch took {:.3f} us, longer than the whole step "
+                                     "({:.3f} us)",
+                                     ToMicros(e.longest), ToMicros(step))});
+  }
+  return kernels;
 }
 
 std::vector<GuessedKernel> KernelTimer::Guessed(const NameTable& names) const {

@@ -18,17 +18,12 @@ namespace myriad::emulator::timing {
 // element read and one written. A guess.
 inline constexpr double kGuessBytesPerThreadWithoutArrays = 8;
 
-// The sizes of the element types a kernel's pointer parameters point to, summed, from its
-// demangled name ("f(float*, __nv_bfloat16 const*, int)": 6); 0 when it takes no pointers.
-// Worked out once per kernel name (KernelClass::array_element_bytes).
-double ArrayElementBytes(std::string_view demangled);
-
-// Sets op->bytes (and op->bytes_guessed) from the kernel's `element_bytes` (ArrayElementBytes)
-// and the launch shape: one element of each array per thread launched (threads x
-// element_bytes), or threads x kGuessBytesPerThreadWithoutArrays without pointer parameters;
-// never more than its pointers reach (`pointer_bytes`, as the CUDA shim reports them, when
-// every one is known). Integer arguments are not used: nothing says which are sizes (a seed
-// is not), and per-rank values would make ranks differ. False when the launch has no threads.
+// Sets op->bytes (and op->bytes_guessed) from the kernel's `element_bytes` (ArrayElementBytes,
+// timing/kernel_names.h) and the launch shape: one element of each array per thread launched
+// (threads x element_bytes), or threads x kGuessBytesPerThreadWithoutArrays without pointer
+// parameters; never more than its pointers reach (`pointer_bytes`, as the CUDA shim reports them,
+// when every one is known). Integer arguments are not used: nothing says which are sizes (a seed is
+// not), and per-rank values would make ranks differ. False when the launch has no threads.
 bool GuessKernelWork(double element_bytes, std::span<const std::uint64_t> pointer_bytes, Op* op);
 
 // Provider "launch guess": kernels whose bytes were guessed, at the GPU's streaming rate plus

@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "myriad/netmodel/hardware.h"
-#include "timing/pytorch_kernels.h"
+#include "timing/kernel_names.h"
 
 namespace myriad::emulator::timing {
 namespace {

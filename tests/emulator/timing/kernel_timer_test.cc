@@ -378,5 +378,56 @@ TEST(KernelTimer, CountedKernelsRunAtTheirSlowestPipe) {
                    timing::StreamingKernelSeconds(op.bytes, cluster.gpu));
 }
 
+// Kernel time by family, with the models that timed each: the report's table of what carries
+// the prediction.
+TEST(KernelTimer, FamiliesSayWhichModelTimedHowMuch) {
+  const netmodel::Cluster cluster = DgxCluster("h100-sxm", 1);
+  NameTable names;
+  auto timer = MakeTimer(cluster);
+  ASSERT_NE(timer, nullptr);
+  // Two GEMM-named kernels, one measured (trace) and one the fallback's; one NCCL kernel.
+  const SimTime measured = timer->Time(Kernel(names, "ampere_sgemm_128x64_nn", 30'000'000), names);
+  const SimTime fallback = timer->Time(Kernel(names, "volta_sgemm_64x64_nt"), names);
+  timer->Time(Kernel(names, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", 5'000'000),
+              names);
+  const std::vector<FamilyStats> families = timer->Families();
+  ASSERT_EQ(families.size(), 2u);
+  EXPECT_EQ(families[0].family, "gemm");
+  EXPECT_EQ(families[0].ops, 2u);
+  EXPECT_EQ(families[0].total, measured + fallback);
+  ASSERT_EQ(families[0].by_provider.size(), 2u);
+  EXPECT_EQ(families[0].by_provider[0].provider, "trace");
+  EXPECT_EQ(families[0].by_provider[0].total, measured);
+  EXPECT_EQ(families[0].by_provider[1].provider, "fallback");
+  EXPECT_EQ(families[1].family, "nccl kernel");
+}
+
+// A model's figure past physics is an error, not a figure: more bytes than the GPU holds, or
+// one launch longer than a step. Measurements are not second-guessed.
+TEST(KernelTimer, DurationsPastAPhysicalBoundAreNamed) {
+  const netmodel::Cluster cluster = DgxCluster("h100-sxm", 1);
+  NameTable names;
+  auto timer = MakeTimer(cluster);
+  ASSERT_NE(timer, nullptr);
+  Op huge = Kernel(names, "_Z4geluPfPK13__nv_bfloat16i");
+  huge.bytes = static_cast<std::uint64_t>(cluster.gpu.hbm_bytes) * 2;
+  huge.bytes_guessed = true;
+  const SimTime t = timer->Time(huge, names);
+  Op measured = Kernel(names, "_Z4longv", 50'000 * kPicosPerMicro);
+  measured.bytes = huge.bytes;
+  timer->Time(measured, names);
+  std::vector<ImplausibleKernel> bad = timer->Implausible(names, 0);
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].name, "_Z4geluPfPK13__nv_bfloat16i");
+  EXPECT_EQ(bad[0].provider, "launch guess");
+  EXPECT_NE(bad[0].why.find("more than the"), std::string::npos) << bad[0].why;
+  // Given a step shorter than a launch, that launch is named too (the guess's and the trace's).
+  bad = timer->Implausible(names, t / 2);
+  ASSERT_EQ(bad.size(), 3u);
+  EXPECT_NE(bad[1].why.find("longer than the whole step"), std::string::npos) << bad[1].why;
+  EXPECT_EQ(bad[2].name, "_Z4longv");
+  EXPECT_TRUE(timer->Implausible(names, 100'000 * kPicosPerMicro).size() == 1u);
+}
+
 }  // namespace
 }  // namespace myriad::emulator

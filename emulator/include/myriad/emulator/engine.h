@@ -129,7 +129,9 @@ struct RunResult {
   std::vector<ProviderStats> kernel_timing;
   std::vector<UncoveredKernel> uncovered_kernels;
   std::vector<GuessedKernel> guessed_kernels;  // timed by the launch guess, largest first
-  std::vector<CollectiveStats> collectives;    // by communicator, op, size
+  std::vector<FamilyStats> kernel_families;    // kernel time by family and model, largest first
+  std::vector<ImplausibleKernel> implausible_kernels;  // durations past a physical bound
+  std::vector<CollectiveStats> collectives;            // by communicator, op, size
   std::uint64_t simulated_ops = 0;
   // Flow fidelity: the busiest links (at most 16, busiest first, ties by name) and how many
   // links carried anything.

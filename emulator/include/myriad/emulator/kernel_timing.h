@@ -23,6 +23,10 @@
 
 namespace myriad::emulator {
 
+namespace timing {
+class KernelClassCache;
+}
+
 class DurationProvider {
  public:
   virtual ~DurationProvider() = default;
@@ -49,6 +53,23 @@ struct GuessedKernel {
   SimTime total = 0;
 };
 
+// Kernel time of one family (timing/kernel_names.h's KernelGroup: "gemm", "elementwise", ...)
+// and which providers timed it: how much of the prediction each model carries.
+struct FamilyStats {
+  std::string family;
+  std::uint64_t ops = 0;
+  SimTime total = 0;
+  std::vector<ProviderStats> by_provider;  // those that timed any of it, in chain order
+};
+
+// A kernel whose duration breaks a physical bound: its work moves more bytes than the GPU
+// holds, or one launch takes longer than a whole step. An error the report lists, not a figure.
+struct ImplausibleKernel {
+  std::string name;
+  std::string provider;  // the model that timed it
+  std::string why;       // "1.2e12 bytes, more than the 80.00 GiB the GPU holds"
+};
+
 struct KernelTimingOptions {
   std::vector<std::string> profile_paths;  // profile databases, searched in order
   SimTime fallback_duration = 10 * kPicosPerMicro;
@@ -72,14 +93,38 @@ class KernelTimer {
   std::vector<UncoveredKernel> Uncovered(const NameTable& names) const;
   // Kernels the launch guess timed, largest total first (ties by name).
   std::vector<GuessedKernel> Guessed(const NameTable& names) const;
+  // Kernel time by family, largest first (ties by name), with the providers that timed each.
+  std::vector<FamilyStats> Families() const;
+  // Kernels past a physical bound (by name): more bytes than the GPU holds, or, given a step
+  // time (> 0), one launch longer than it.
+  std::vector<ImplausibleKernel> Implausible(const NameTable& names, SimTime step) const;
+
+  KernelTimer();
+  ~KernelTimer();
 
  private:
+  // Counts a timed op: its provider (chain place; chain_.size() for the fallback), its
+  // family, and its extremes.
+  void Count(const Op& op, const NameTable& names, std::size_t by, SimTime duration);
+
   std::vector<std::unique_ptr<DurationProvider>> chain_;
   std::vector<ProviderStats> stats_;
   SimTime fallback_ = 0;
   std::vector<std::uint64_t> uncovered_counts_;  // by NameId
   std::size_t guess_index_ = SIZE_MAX;  // the launch guess's place in chain_ (none: SIZE_MAX)
   std::vector<std::pair<std::uint64_t, SimTime>> guessed_;  // by NameId: count, total
+  std::unique_ptr<timing::KernelClassCache> classes_;       // for each op's family
+  std::vector<std::vector<ProviderStats>> families_;        // by KernelGroup, then chain place
+  std::uint64_t hbm_bytes_ = 0;                             // what the GPU holds
+  // By NameId: the longest launch and its provider (chain place), and the most bytes a
+  // launch's work was said to move (0: none past what the GPU holds).
+  struct Extremes {
+    SimTime longest = -1;
+    std::size_t longest_by = 0;
+    std::uint64_t most_bytes = 0;
+    std::size_t most_bytes_by = 0;
+  };
+  std::vector<Extremes> extremes_;
 };
 
 }  // namespace myriad::emulator
