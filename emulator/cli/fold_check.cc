@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,11 +13,102 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "myriad/emulator/trace.h"
+#include "timing/kernel_names.h"
 
 namespace myriad::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+std::string Shape(const emulator::Dim3& d) { return fmt::format("{}x{}x{}", d.x, d.y, d.z); }
+
+// An op as a person finds it in the program: its kind and what it names.
+std::string Describe(const emulator::Op& op, const emulator::NameTable& names) {
+  using emulator::OpKind;
+  switch (op.kind) {
+    case OpKind::kKernel:
+      return fmt::format("kernel {} grid {} block {}",
+                         emulator::timing::DemangleKernelName(names.Name(op.name)), Shape(op.grid),
+                         Shape(op.block));
+    case OpKind::kCollective:
+      return fmt::format("{} of {} {}", netmodel::ToString(op.coll), op.count,
+                         emulator::ToString(op.dtype));
+    case OpKind::kMarker:
+      return fmt::format("marker \"{}\"", names.Name(op.label));
+    case OpKind::kMemcpy:
+      return fmt::format("memcpy {} of {} bytes", emulator::ToString(op.copy_kind), op.bytes);
+    case OpKind::kMemset:
+    case OpKind::kMalloc:
+    case OpKind::kFree:
+      return fmt::format("{} of {} bytes", emulator::ToString(op.kind), op.bytes);
+    default:
+      return std::string(emulator::ToString(op.kind));
+  }
+}
+
+// The first difference in the work two ops do, or "" when they do the same: what a mirror
+// replaying `b` would get wrong about `a`.
+std::string WorkDifference(const emulator::Op& a, const emulator::NameTable& names,
+                           const emulator::Op& b, int b_rank) {
+  using emulator::OpKind;
+  const auto differs = [b_rank](std::string_view what, const auto& x, const auto& y) {
+    return fmt::format("{} {} where rank {} has {}", what, x, b_rank, y);
+  };
+  if (a.kind != b.kind)
+    return differs("kind", emulator::ToString(a.kind), emulator::ToString(b.kind));
+  switch (a.kind) {
+    case OpKind::kKernel:
+      if (a.name != b.name) return differs("kernel", names.Name(a.name), names.Name(b.name));
+      if (!(a.grid == b.grid)) return differs("grid", Shape(a.grid), Shape(b.grid));
+      if (!(a.block == b.block)) return differs("block", Shape(a.block), Shape(b.block));
+      if (a.shared_mem != b.shared_mem) return differs("shared memory", a.shared_mem, b.shared_mem);
+      if (a.gemm.m != b.gemm.m || a.gemm.n != b.gemm.n || a.gemm.k != b.gemm.k ||
+          a.gemm.batch != b.gemm.batch || a.gemm.dtype != b.gemm.dtype)
+        return differs("GEMM (m, n, k, batch)",
+                       fmt::format("({}, {}, {}, {})", a.gemm.m, a.gemm.n, a.gemm.k, a.gemm.batch),
+                       fmt::format("({}, {}, {}, {})", b.gemm.m, b.gemm.n, b.gemm.k, b.gemm.batch));
+      if (a.attention.batch != b.attention.batch || a.attention.heads != b.attention.heads ||
+          a.attention.seq_q != b.attention.seq_q || a.attention.seq_kv != b.attention.seq_kv ||
+          a.attention.head_dim != b.attention.head_dim || a.attention.causal != b.attention.causal)
+        return fmt::format("attention shape differs from rank {}'s", b_rank);
+      if (a.bytes != b.bytes) return differs("bytes", a.bytes, b.bytes);
+      if (!(a.counts == b.counts))
+        return differs(
+            "counted work (instructions, FLOPs)",
+            fmt::format("({}, {})", a.counts.instructions,
+                        a.counts.fma_flops + a.counts.tensor_flops + a.counts.fp64_flops),
+            fmt::format("({}, {})", b.counts.instructions,
+                        b.counts.fma_flops + b.counts.tensor_flops + b.counts.fp64_flops));
+      if (a.duration != b.duration)
+        return differs("recorded duration (ps)", a.duration, b.duration);
+      return "";
+    case OpKind::kMemcpy:
+    case OpKind::kMemset:
+    case OpKind::kMalloc:
+    case OpKind::kFree:
+      if (a.bytes != b.bytes) return differs("bytes", a.bytes, b.bytes);
+      if (a.kind == OpKind::kMemcpy && a.copy_kind != b.copy_kind)
+        return differs("direction", emulator::ToString(a.copy_kind),
+                       emulator::ToString(b.copy_kind));
+      return "";
+    case OpKind::kCollective:
+    case OpKind::kSend:
+    case OpKind::kRecv:
+      if (a.coll != b.coll)
+        return differs("collective", netmodel::ToString(a.coll), netmodel::ToString(b.coll));
+      if (a.count != b.count) return differs("element count", a.count, b.count);
+      if (a.dtype != b.dtype)
+        return differs("data type", emulator::ToString(a.dtype), emulator::ToString(b.dtype));
+      if (a.root != b.root) return differs("root", a.root, b.root);
+      return "";
+    case OpKind::kMarker:
+      if (a.label != b.label) return differs("label", names.Name(a.label), names.Name(b.label));
+      return "";
+    default:
+      return "";
+  }
+}
 
 // One check run: its report, or why it failed.
 Result<nlohmann::json> RunOnce(const FoldCheckRun& run, bool folded, const fs::path& dir) {
@@ -40,7 +132,8 @@ Result<nlohmann::json> RunOnce(const FoldCheckRun& run, bool folded, const fs::p
   if (folded) {
     args.insert(args.end(), {"--fold", "dp"});
   } else {
-    args.emplace_back("--no-fold");
+    // The unfolded run's ops, to find the first one a mirror would replay wrongly.
+    args.insert(args.end(), {"--no-fold", "--record", (dir / "unfolded.mtrace").string()});
   }
   if (!run.shim_dir.empty()) args.insert(args.end(), {"--shim-dir", run.shim_dir});
   if (run.timeout_seconds > 0)
@@ -67,6 +160,44 @@ Result<nlohmann::json> RunOnce(const FoldCheckRun& run, bool folded, const fs::p
 
 }  // namespace
 
+Result<std::optional<std::string>> FirstUnlikeOp(emulator::Workload& workload, int live_ranks,
+                                                 int ranks) {
+  const int world = std::min(ranks, workload.world_size());
+  if (live_ranks <= 0) return Status::InvalidArgument("fold check: no live ranks");
+  for (int r = live_ranks; r < world; ++r) {
+    const int source = r % live_ranks;
+    auto mine = workload.OpenRank(r);
+    if (!mine.ok()) return mine.status();
+    auto theirs = workload.OpenRank(source);
+    if (!theirs.ok()) return theirs.status();
+    emulator::Op a, b;
+    for (std::uint64_t index = 0;; ++index) {
+      auto more_a = (*mine)->Next(a);
+      if (!more_a.ok()) return more_a.status();
+      auto more_b = (*theirs)->Next(b);
+      if (!more_b.ok()) return more_b.status();
+      if (!*more_a && !*more_b) break;
+      if (*more_a != *more_b) {
+        const emulator::Op& last = *more_a ? a : b;
+        return std::optional<std::string>(fmt::format(
+            "rank {} has {} ops where rank {} has more: op {} ({}) is the first only rank {} "
+            "has",
+            *more_a ? source : r, index, *more_a ? r : source, index,
+            Describe(last, workload.names()), *more_a ? r : source));
+      }
+      if (a.kind != b.kind || (a.kind == emulator::OpKind::kKernel && a.name != b.name))
+        return std::optional<std::string>(fmt::format("rank {}'s op {} is {} where rank {}'s is {}",
+                                                      r, index, Describe(a, workload.names()),
+                                                      source, Describe(b, workload.names())));
+      const std::string difference = WorkDifference(a, workload.names(), b, source);
+      if (!difference.empty())
+        return std::optional<std::string>(fmt::format("rank {}'s op {} ({}): {}", r, index,
+                                                      Describe(a, workload.names()), difference));
+    }
+  }
+  return std::optional<std::string>();
+}
+
 Result<std::string> CheckFold(const FoldCheckRun& run) {
   std::string pattern = (fs::temp_directory_path() / "myriad-fold-check-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr)
@@ -78,6 +209,21 @@ Result<std::string> CheckFold(const FoldCheckRun& run) {
   auto folded = RunOnce(run, true, dir);
   if (!folded.ok()) return folded.status();
   const int world = 2 * run.live_ranks;
+  // Ops first: they name what differs in the program's terms (a kernel, a size), where the
+  // figures below can only say which total moved.
+  if (auto trace = emulator::OpenTrace((dir / "unfolded.mtrace").string()); trace.ok()) {
+    auto unlike = FirstUnlikeOp(**trace, run.live_ranks, world);
+    if (!unlike.ok()) return unlike.status();
+    if (unlike->has_value())
+      return Status::InvalidArgument(fmt::format(
+          "fold check failed: as two data-parallel replicas (mesh {}), the replicas do not "
+          "launch the same work: {}; a mirror replays its source's ops, so a folded run would "
+          "mispredict; run it unfolded (docs/run.md, \"Folding\"; outputs in {})",
+          run.mesh_of_two, **unlike, dir.string()));
+  } else {
+    return Status::Internal(fmt::format("fold check: cannot read the unfolded run's ops: {}",
+                                        trace.status().message()));
+  }
   const nlohmann::json& whole = (*unfolded)["ranks"];
   const nlohmann::json& mirrored = (*folded)["ranks"];
   if (static_cast<int>(whole.size()) != world || static_cast<int>(mirrored.size()) != world)

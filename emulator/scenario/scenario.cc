@@ -279,7 +279,7 @@ class Resolver {
     if (mesh.present) launch.mesh = mesh.value;  // checked against the world by `myriad run`
     Field<bool> check_fold;
     MYRIAD_RETURN_IF_ERROR(r.Boolean("check_fold", &check_fold));
-    launch.check_fold = check_fold.present && check_fold.value;
+    if (check_fold.present) launch.check_fold = check_fold.value;
     Field<int> processes, devices;
     MYRIAD_RETURN_IF_ERROR(r.Integer("processes", &processes));
     MYRIAD_RETURN_IF_ERROR(r.Integer("devices_per_process", &devices));

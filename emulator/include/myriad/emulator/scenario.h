@@ -30,7 +30,9 @@ struct LaunchSettings {
   // Rank folding (docs/run.md, "Folding"): the axes folded ("dp") and the rank mesh.
   std::vector<std::string> fold;
   std::string mesh;
-  bool check_fold = false;  // as --check-fold: the fold checked on two replicas first
+  // The fold checked on two replicas first: true as --check-fold (a difference stops the
+  // run), false as --no-check-fold, unset: checked, a difference warned of (docs/run.md).
+  std::optional<bool> check_fold;
 };
 
 struct Scenario {
