@@ -1,6 +1,9 @@
-// `myriad profile import TRACE... -o PROFILE.kdb`: kernel profiles from a real GPU's traces.
+// `myriad profile import TRACE... -o PROFILE.kdb`: kernel profiles from a real GPU's traces;
+// `myriad profile validate TRACE...`: those traces' kernels replayed through the models.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -16,6 +19,7 @@ namespace {
 const char kProfileUsage[] =
     "usage: myriad profile import TRACE [TRACE...] -o PROFILE.kdb [--gpu KEY] [--json]\n"
     "       myriad profile record [-o PROFILE.kdb] -- PROGRAM [ARGS...]\n"
+    "       myriad profile validate TRACE [TRACE...] [--gpu KEY] [--json] [--kernels N]\n"
     "\n"
     "import: reads GPU traces recorded on a real GPU (a PyTorch profiler Chrome trace, plain or\n"
     "gzip-compressed, or an Nsight Systems SQLite export: nsys export --type sqlite) and writes\n"
@@ -25,7 +29,49 @@ const char kProfileUsage[] =
     "h100-sxm, ...). --json prints what was written as JSON. docs/kernel-timing.md,\n"
     "\"Importing a profile\".\n"
     "\n"
-    "record: runs PROGRAM natively on this machine's GPU and writes its kernels' profile.\n";
+    "record: runs PROGRAM natively on this machine's GPU and writes its kernels' profile.\n"
+    "\n"
+    "validate: replays the kernels of traces recorded on a real GPU through Myriad's models\n"
+    "(no profile; each kernel's work from its name, launch shape and, where recorded, its ATen\n"
+    "op's input shapes) and prints, per kernel family and model, the measured and predicted\n"
+    "time and the median error. --json for the same as JSON, --kernels N for the N kernels\n"
+    "with the largest errors. docs/validation.md, \"Kernel models against real traces\".\n";
+
+// Reads each trace, and the GPU they were recorded on: `gpu_key` when given (a note for a
+// trace of another GPU), else the first trace's, which every other must share.
+int ReadTraces(const std::vector<std::string>& traces, std::string* gpu_key,
+               std::vector<emulator::profiling::TraceRead>* read, std::string* formats,
+               std::ostream& err) {
+  for (const std::string& path : traces) {
+    auto trace = emulator::profiling::ReadTrace(path);
+    if (!trace.ok()) {
+      err << "myriad: error: " << trace.status().message() << "\n";
+      return kExitBadInput;
+    }
+    // Without --gpu every trace must name the same catalog GPU.
+    if (gpu_key->empty() || read->empty()) {
+      auto key = emulator::profiling::GpuKeyForDevice(trace->device_name);
+      if (gpu_key->empty()) {
+        if (!key.ok()) {
+          err << "myriad: error: " << path << ": " << key.status().message() << "\n";
+          return kExitBadInput;
+        }
+        *gpu_key = *key;
+      } else if (key.ok() && *key != *gpu_key) {
+        err << "myriad: note: " << path << " was recorded on " << trace->device_name
+            << "; its kernels are taken as " << *gpu_key << "'s, as --gpu asks\n";
+      }
+    } else if (auto key = emulator::profiling::GpuKeyForDevice(trace->device_name);
+               key.ok() && *key != *gpu_key) {
+      err << "myriad: error: " << path << " was recorded on " << trace->device_name << ", not "
+          << *gpu_key << " like the first trace (give --gpu to write them all for one GPU)\n";
+      return kExitBadInput;
+    }
+    *formats += (formats->empty() ? "" : ", ") + trace->format;
+    read->push_back(std::move(trace).value());
+  }
+  return kExitOk;
+}
 
 int Import(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> traces;
@@ -63,34 +109,8 @@ int Import(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   std::vector<emulator::profiling::TraceRead> read;
   std::string formats;
-  for (const std::string& path : traces) {
-    auto trace = emulator::profiling::ReadTrace(path);
-    if (!trace.ok()) {
-      err << "myriad: error: " << trace.status().message() << "\n";
-      return kExitBadInput;
-    }
-    // Without --gpu every trace must name the same catalog GPU.
-    if (gpu_key.empty() || read.empty()) {
-      auto key = emulator::profiling::GpuKeyForDevice(trace->device_name);
-      if (gpu_key.empty()) {
-        if (!key.ok()) {
-          err << "myriad: error: " << path << ": " << key.status().message() << "\n";
-          return kExitBadInput;
-        }
-        gpu_key = *key;
-      } else if (key.ok() && *key != gpu_key) {
-        err << "myriad: note: " << path << " was recorded on " << trace->device_name
-            << "; its kernels are written for " << gpu_key << " as --gpu asks\n";
-      }
-    } else if (auto key = emulator::profiling::GpuKeyForDevice(trace->device_name);
-               key.ok() && *key != gpu_key) {
-      err << "myriad: error: " << path << " was recorded on " << trace->device_name << ", not "
-          << gpu_key << " like the first trace (give --gpu to write them all for one GPU)\n";
-      return kExitBadInput;
-    }
-    formats += (formats.empty() ? "" : ", ") + trace->format;
-    read.push_back(std::move(trace).value());
-  }
+  if (const int status = ReadTraces(traces, &gpu_key, &read, &formats, err); status != kExitOk)
+    return status;
   std::string source;
   for (const std::string& t : traces) source += (source.empty() ? "" : ", ") + t;
   auto built = emulator::profiling::BuildProfile(read, gpu_key, source);
@@ -123,6 +143,126 @@ int Import(const std::vector<std::string>& args, std::ostream& out, std::ostream
   return kExitOk;
 }
 
+int Validate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> traces;
+  std::string gpu_key;
+  bool json = false;
+  std::size_t worst = 0;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--json") {
+      json = true;
+    } else if ((a == "--gpu" || a == "--kernels") && i + 1 >= args.size()) {
+      err << "myriad profile validate: error: " << a << " needs a value\n" << kProfileUsage;
+      return kExitBadInput;
+    } else if (a == "--gpu") {
+      gpu_key = args[++i];
+    } else if (a == "--kernels") {
+      const std::string& v = args[++i];
+      if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos) {
+        err << "myriad profile validate: error: --kernels needs a count (0 to 999999), not '" << v
+            << "'\n";
+        return kExitBadInput;
+      }
+      worst = std::stoul(v);
+    } else if (a == "-h" || a == "--help") {
+      out << kProfileUsage;
+      return kExitOk;
+    } else if (!a.empty() && a[0] == '-') {
+      err << "myriad profile validate: error: unknown option '" << a << "'\n" << kProfileUsage;
+      return kExitBadInput;
+    } else {
+      traces.push_back(a);
+    }
+  }
+  if (traces.empty()) {
+    err << "myriad profile validate: error: no TRACE\n" << kProfileUsage;
+    return kExitBadInput;
+  }
+  std::vector<emulator::profiling::TraceRead> read;
+  std::string formats;
+  if (const int status = ReadTraces(traces, &gpu_key, &read, &formats, err); status != kExitOk)
+    return status;
+  auto checked = emulator::profiling::ValidateKernels(read, gpu_key);
+  if (!checked.ok()) {
+    err << "myriad: error: " << checked.status().message() << "\n";
+    return kExitBadInput;
+  }
+  // The kernels with the largest errors, for --kernels.
+  std::vector<const emulator::profiling::KernelCheck*> ranked;
+  for (const auto& c : checked->checks)
+    if (c.measured_us > 0) ranked.push_back(&c);
+  const auto error = [](const emulator::profiling::KernelCheck* c) {
+    return std::abs(c->predicted_us / c->measured_us - 1);
+  };
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const auto* a, const auto* b) { return error(a) > error(b); });
+  ranked.resize(std::min(ranked.size(), worst));
+  if (json) {
+    nlohmann::ordered_json doc = {{"gpu", gpu_key}, {"traces", traces}};
+    nlohmann::ordered_json families = nlohmann::ordered_json::array();
+    for (const auto& f : checked->families)
+      families.push_back({{"family", f.family},
+                          {"model", f.model},
+                          {"checks", f.checks},
+                          {"measured_us", f.measured_us},
+                          {"predicted_us", f.predicted_us},
+                          {"median_error", f.median_error},
+                          {"median_abs_error", f.median_abs_error},
+                          {"p90_abs_error", f.p90_abs_error},
+                          {"long_checks", f.long_checks},
+                          {"long_median_error", f.long_median_error},
+                          {"isolated_checks", f.isolated_checks},
+                          {"isolated_median_error", f.isolated_median_error}});
+    doc["families"] = families;
+    nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+    for (const auto* c : ranked)
+      kernels.push_back({{"name", c->name},
+                         {"family", c->family},
+                         {"model", c->model},
+                         {"measured_us", c->measured_us},
+                         {"predicted_us", c->predicted_us}});
+    doc["worst_kernels"] = kernels;
+    doc["unchecked_nccl_kernels"] = checked->communication_kernels;
+    doc["unchecked_nccl_us"] = checked->communication_us;
+    out << doc.dump(2) << "\n";
+    return kExitOk;
+  }
+  double measured = 0;
+  for (const auto& f : checked->families) measured += f.measured_us;
+  out << fmt::format("kernels of {} replayed through Myriad's models on {} (no profile)\n",
+                     traces.size() == 1 ? traces[0] : fmt::format("{} traces", traces.size()),
+                     gpu_key);
+  out << fmt::format("  {:<14} {:<16} {:>7} {:>13} {:>13} {:>6} {:>9} {:>9} {:>9} {:>15} {:>16}\n",
+                     "family", "model", "checks", "measured us", "predicted us", "share", "median",
+                     "|median|", "p90 |e|", ">=10us: median", "isolated: median");
+  for (const auto& f : checked->families)
+    out << fmt::format(
+        "  {:<14} {:<16} {:>7} {:>13.1f} {:>13.1f} {:>5.1f}% {:>+8.1f}% {:>8.1f}% {:>8.1f}% "
+        "{:>6} {:>+7.1f}% {:>7} {:>+7.1f}%\n",
+        f.family, f.model, f.checks, f.measured_us, f.predicted_us,
+        measured > 0 ? 100 * f.measured_us / measured : 0.0, 100 * f.median_error,
+        100 * f.median_abs_error, 100 * f.p90_abs_error, f.long_checks, 100 * f.long_median_error,
+        f.isolated_checks, 100 * f.isolated_median_error);
+  out << "  (error: predicted / measured - 1 per kernel, a GEMM call's kernels together; "
+         "share: of the measured kernel time checked; >=10us: the kernels measured at 10 us or "
+         "more, how many and their median error; isolated: those no other stream's kernel "
+         "overlapped)\n";
+  if (checked->communication_kernels > 0)
+    out << fmt::format(
+        "  not checked: {} NCCL kernels, {:.1f} us measured (a trace records no collective's "
+        "size, and their durations include waiting for the other ranks)\n",
+        checked->communication_kernels, checked->communication_us);
+  if (!ranked.empty()) {
+    out << "largest errors:\n";
+    for (const auto* c : ranked)
+      out << fmt::format("  {:>+9.1f}% {:>10.2f} us measured {:>10.2f} us by {:<14} {}\n",
+                         100 * (c->predicted_us / c->measured_us - 1), c->measured_us,
+                         c->predicted_us, c->model, c->name.substr(0, 120));
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunProfile(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -133,7 +273,9 @@ int RunProfile(const std::vector<std::string>& args, std::ostream& out, std::ost
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "import") return Import(rest, out, err);
   if (args[0] == "record") return RecordProfile(rest, out, err);
-  err << "myriad profile: error: unknown subcommand '" << args[0] << "' (import, record)\n"
+  if (args[0] == "validate") return Validate(rest, out, err);
+  err << "myriad profile: error: unknown subcommand '" << args[0]
+      << "' (import, record, validate)\n"
       << kProfileUsage;
   return kExitBadInput;
 }

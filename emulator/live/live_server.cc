@@ -244,7 +244,7 @@ class LiveSource : public OpSource {
 
   NameTable& names_;
   timing::KernelClassCache& kernel_classes_;  // shared by all sources; engine thread only
-  KernelCodeIndex& kernel_code_;               // shared by all sources
+  KernelCodeIndex& kernel_code_;              // shared by all sources
   const int gpu_;
   std::vector<int> candidates_;  // the processes that see this GPU (the state's lock)
   LiveState& state_;             // its mu guards the members up to error_
@@ -1179,7 +1179,7 @@ Status LiveSource::Convert(Queued& q) {
       op.kind = static_cast<OpKind>(w.kind);
   }
   if (w.coll >= netmodel::kNumCollectiveOps || w.dtype > 11 || w.redop > 4 || w.copy_kind > 3 ||
-      w.gemm_dtype > 11)
+      w.gemm_dtype > static_cast<int>(DataType::kTfloat32))
     return Status::InvalidArgument(fmt::format("rank {}: its process sent a malformed op", gpu_));
   op.stream = w.stream;
   if (w.name != 0) {

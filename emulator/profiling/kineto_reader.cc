@@ -124,6 +124,22 @@ bool ReadDim3(const Json& v, Dim3* out) {
   return true;
 }
 
+// The ATen op's name and input dimensions (those that are lists of integers; others empty).
+void ReadOp(const Json& op, KernelRecord* r) {
+  r->op = op.contains("name") && op["name"].is_string() ? op["name"].get<std::string>() : "";
+  if (!op.contains("args") || !op["args"].is_object() || !op["args"].contains("Input Dims")) return;
+  const Json& dims = op["args"]["Input Dims"];
+  if (!dims.is_array()) return;
+  for (const Json& input : dims) {
+    std::vector<std::int64_t> shape;
+    if (input.is_array())
+      for (const Json& d : input)
+        if (d.is_number_integer() && d.get<std::int64_t>() >= 0)
+          shape.push_back(d.get<std::int64_t>());
+    r->input_dims.push_back(std::move(shape));
+  }
+}
+
 // A thread's key: pid and tid, as the trace writes them (numbers or strings).
 std::string ThreadKey(const Json& e) {
   return (e.contains("pid") ? e["pid"].dump() : "") + "/" +
@@ -186,6 +202,7 @@ Result<TraceRead> ReadKineto(const std::string& path) {
     KernelRecord r;
     r.name = (*k)["name"].get<std::string>();
     r.duration_us = (*k)["dur"].get<double>();
+    r.start_us = (*k)["ts"].get<double>();
     const Json* args = k->contains("args") ? &(*k)["args"] : nullptr;
     if (args != nullptr) {
       if (args->contains("grid") && !ReadDim3((*args)["grid"], &r.grid))
@@ -194,6 +211,8 @@ Result<TraceRead> ReadKineto(const std::string& path) {
       if (args->contains("block") && !ReadDim3((*args)["block"], &r.block))
         return Status::InvalidArgument(fmt::format("{}: kernel '{}' has a bad 'block' {}", path,
                                                    r.name, (*args)["block"].dump()));
+      if (args->contains("stream") && (*args)["stream"].is_number_integer())
+        r.stream = (*args)["stream"].get<std::int64_t>();
       if (args->contains("shared memory") && (*args)["shared memory"].is_number_integer())
         r.shared_mem = static_cast<std::uint32_t>(
             std::clamp<std::int64_t>((*args)["shared memory"].get<std::int64_t>(), 0, 0xffffffff));
@@ -208,6 +227,7 @@ Result<TraceRead> ReadKineto(const std::string& path) {
           while (it != list.begin()) {
             --it;
             if (it->end < t) continue;  // ended before the launch: not around it
+            ReadOp(*it->event, &r);
             GemmShape gemm;
             if (GemmOf(*it->event, &gemm)) {
               const auto [slot, inserted] =

@@ -60,6 +60,9 @@ Result<TraceRead> ReadTrace(const std::string& path) {
 }
 
 Result<std::string> GpuKeyForDevice(std::string_view device_name) {
+  // Board names the CUDA driver reports instead of the product's: Meta's A100 SXM4 40 GB
+  // boards (HolisticTraceAnalysis's test traces: 108 SMs, 42.5 GB of device memory).
+  if (device_name == "NVIDIA A100-PG509-200") return std::string("a100-sxm-40gb");
   std::string known;
   for (const std::string& key : netmodel::GpuKeys()) {
     const auto gpu = netmodel::FindGpu(key);

@@ -17,9 +17,9 @@ CodeCountsEstimate EstimateCodeCounts(const Op& op, const netmodel::GpuSpec& gpu
   e.memory = static_cast<double>(op.bytes) / (gpu.hbm_bandwidth * gpu.hbm_efficiency * fill);
   e.fma = k.fma_flops / fp32;
   e.fp64 = k.fp64_flops / (fp32 * kFp64PerFp32);
-  const double tensor_peak = k.tensor_dtype == DataType::kFloat32
-                                 ? gpu.bf16_flops * kTf32PerBf16
-                                 : GemmPeakFlops(k.tensor_dtype, gpu);
+  // Tensor-core instructions on FP32 operands are TF32's.
+  const double tensor_peak = GemmPeakFlops(
+      k.tensor_dtype == DataType::kFloat32 ? DataType::kTfloat32 : k.tensor_dtype, gpu);
   e.tensor = k.tensor_flops > 0 ? k.tensor_flops / (tensor_peak * fill) : 0;
   e.sfu = k.sfu_ops / (fp32 * kSfuOpsPerFp32Flop);
   e.issue = k.instructions / (fp32 * kIssuePerFp32Flop);

@@ -20,9 +20,8 @@ namespace myriad::emulator::timing {
 inline constexpr double kSfuOpsPerFp32Flop = 16.0 / 256;
 inline constexpr double kIssuePerFp32Flop = 128.0 / 256;
 // FP64 on the CUDA cores is half the FP32 rate on A100 and H100 (9.7 of 19.5, 33.5 of 66.9
-// TFLOP/s in their datasheets); TF32 tensor cores half the BF16 rate (156 of 312, 494 of 989).
+// TFLOP/s in their datasheets). (TF32 tensor cores: kTf32PerBf16, timing/library_model.h.)
 inline constexpr double kFp64PerFp32 = 0.5;
-inline constexpr double kTf32PerBf16 = 0.5;
 
 struct CodeCountsEstimate {
   double memory = 0, fma = 0, fp64 = 0, tensor = 0, sfu = 0, issue = 0;  // seconds each

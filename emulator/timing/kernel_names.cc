@@ -175,10 +175,12 @@ int FirstSize(std::string_view text, int otherwise = 4) {
   return scalars.empty() ? otherwise : scalars.front().size;
 }
 
-// K of "std::array<char*, Kul>" in the template arguments; 0 if absent.
+// K of "std::array<char*, Kul>" in the template arguments (PyTorch before 2.1 named it
+// "at::detail::Array<char*, K>"); 0 if absent.
 int ArrayOperands(const std::vector<std::string_view>& args) {
   for (std::string_view a : args) {
-    if (a.substr(0, 11) == "std::array<" && a.find("char*") != std::string_view::npos) {
+    if ((a.substr(0, 11) == "std::array<" || a.substr(0, 18) == "at::detail::Array<") &&
+        a.find("char*") != std::string_view::npos) {
       const std::vector<std::string_view> inner = ClassArgs(a);
       if (inner.size() == 2) return ParseInt(inner[1]);
     }
@@ -230,11 +232,12 @@ KernelClass Classify(std::string_view demangled) {
   }
   if (base == "reduce_kernel") {
     // reduce_kernel<nt, output_vec_size, ReduceOp<scalar_t, ops_t, index_t, out_scalar_t,
-    // vt0, input_vec_size>>
+    // vt0, input_vec_size>> (before PyTorch 1.13 ReduceOp had no input_vec_size)
     const std::vector<std::string_view> r = ClassArgs(arg(2));
-    if (r.size() < 6) return c;
+    if (r.size() < 5) return c;
     c.element_size = FirstSize(r[0]);
-    c.elements_per_thread = std::max(1, ParseInt(r[4])) * std::max(1, ParseInt(r[5]));
+    c.elements_per_thread =
+        std::max(1, ParseInt(r[4])) * (r.size() >= 6 ? std::max(1, ParseInt(r[5])) : 1);
     return family(KernelFamily::kReduction);
   }
   if (base == "vectorized_layer_norm_kernel" || base == "LayerNormForwardCUDAKernel" ||
@@ -473,6 +476,13 @@ KernelGroup GroupOfName(std::string_view demangled, KernelFamily family) {
            "nchwtonhwc", "nhwctonchw"}))
     return KernelGroup::kCopy;
   return KernelGroup::kOther;
+}
+
+bool NamesTf32TensorCores(std::string_view name) {
+  std::string lower(name.substr(0, std::min<std::size_t>(name.size(), 512)));
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return lower.find("tf32") != std::string::npos || lower.find("tensorop") != std::string::npos;
 }
 
 KernelGroup GroupOf(const Op& op, const KernelClass& kernel) {

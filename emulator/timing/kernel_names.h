@@ -94,6 +94,11 @@ KernelGroup GroupOfName(std::string_view demangled, KernelFamily family);
 // the work its library call described, a kernel by its name.
 KernelGroup GroupOf(const Op& op, const KernelClass& kernel);
 
+// Whether a GEMM kernel's name says it multiplies FP32 operands on TF32 tensor cores (cuBLAS's
+// and CUTLASS's "tf32" and "tensorop" kernels, e.g. cutlass_80_tensorop_s1688gemm) rather than
+// on the CUDA cores ("sgemm"): the math mode a trace does not record otherwise.
+bool NamesTf32TensorCores(std::string_view name);
+
 // The sizes of the element types a kernel's pointer parameters point to, summed, from its
 // demangled name ("f(float*, __nv_bfloat16 const*, int)": 6); 0 when it takes no pointers.
 // Worked out once per kernel name (KernelClass::array_element_bytes).

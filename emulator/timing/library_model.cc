@@ -59,6 +59,10 @@ double GemmPeakFlops(DataType dtype, const netmodel::GpuSpec& gpu) {
       // needs CUBLAS_TF32_TENSOR_OP_MATH or NVIDIA_TF32_OVERRIDE, and PyTorch leaves it off
       // for matmuls by default. The catalog has no TF32 figure either.
       return gpu.fp32_flops;
+    case DataType::kTfloat32:
+      // TF32 tensor cores run at half the BF16 rate (A100 156 of 312, H100 SXM 494 of 989
+      // TFLOP/s dense in their datasheets: kTf32PerBf16).
+      return gpu.bf16_flops * kTf32PerBf16;
     case DataType::kFloat64:
       // FP64 on CUDA cores is half the FP32 rate on A100 (9.7 of 19.5) and H100 (33.5 of
       // 66.9) datasheets; DMMA tensor cores would double it and are not in the catalog.

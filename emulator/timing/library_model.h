@@ -41,6 +41,9 @@ inline constexpr double kGemmEpilogueExposed = 0.5;
 // The H100 streaming fraction the PyTorch kernel families' efficiencies were measured
 // against (GpuSpec::hbm_efficiency of h100-sxm): they scale by the GPU's own over it.
 inline constexpr double kH100HbmEfficiency = 0.9;
+// TF32 tensor cores run at half the BF16 rate: A100 156 of 312, H100 SXM 494 of 989 dense
+// TFLOP/s in their datasheets.
+inline constexpr double kTf32PerBf16 = 0.5;
 // Shortest device-side duration of a library kernel (grid launch, tile prologue, epilogue
 // write-back, completion). Assumed, not measured: a GPU run should replace it.
 inline constexpr double kKernelFloorSeconds = 2e-6;

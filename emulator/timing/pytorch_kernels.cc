@@ -94,9 +94,15 @@ bool DescribeKernelWork(const KernelClass& c, std::span<const std::int64_t> int_
       break;
     }
     case KernelFamily::kReduction:
-      // The launch does not say how many inputs each thread loops over: at least one vector
-      // load per thread (a guess that undercounts long reductions).
-      bytes = ThreadCount(*op) * c.elements_per_thread * c.element_size;
+      // The input's element count when it is known (a trace's recorded shapes: the input is
+      // read once); a launch does not say it (the sizes travel inside the ReduceOp struct),
+      // so there at least one vector load per thread (a guess that undercounts long
+      // reductions).
+      if (const double n = int_arg(0); n > 0) {
+        bytes = n * c.element_size;
+      } else {
+        bytes = ThreadCount(*op) * c.elements_per_thread * c.element_size;
+      }
       break;
     case KernelFamily::kNormForward: {
       const double n = int_arg(0);  // (N, eps, X, ...); one block per row
@@ -166,7 +172,8 @@ bool DescribeKernelWork(const KernelClass& c, std::span<const std::int64_t> int_
 }
 
 std::optional<SimTime> PytorchKernelProvider::Duration(const Op& op, const NameTable& names) const {
-  if (op.kind != OpKind::kKernel || op.gemm.m > 0) return std::nullopt;
+  // Guessed bytes are the launch guess's to time, and to report as a guess.
+  if (op.kind != OpKind::kKernel || op.gemm.m > 0 || op.bytes_guessed) return std::nullopt;
   const KernelClass& c = cache_.Get(op.name, names);
   if (c.family == KernelFamily::kNone) return std::nullopt;
   double seconds = 0;

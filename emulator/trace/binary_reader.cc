@@ -156,7 +156,7 @@ const char* DecodeOp(Cursor& c, const TraceFile& file, Op& op) {
   };
   const auto data_type = [&]() {
     const std::uint8_t t = c.Byte();
-    if (t > static_cast<std::uint8_t>(DataType::kFloat8e5m2)) c.bad = true;
+    if (t > static_cast<std::uint8_t>(DataType::kTfloat32)) c.bad = true;
     return static_cast<DataType>(t);
   };
   switch (op.kind) {

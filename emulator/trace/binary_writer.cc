@@ -192,7 +192,7 @@ class OpEncoder {
     return true;
   }
   static bool ValidDataType(DataType t) {
-    return static_cast<int>(t) <= static_cast<int>(DataType::kFloat8e5m2);
+    return static_cast<int>(t) <= static_cast<int>(DataType::kTfloat32);
   }
   static void PutDim(std::string& out, const Dim3& d) {
     PutVarint(out, d.x);

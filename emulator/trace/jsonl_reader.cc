@@ -464,11 +464,15 @@ class JsonlParser {
     return Status::Ok();
   }
 
-  Status ReadDataType(const Fields& f, DataType* out, std::string_view key = "dtype") const {
+  // `gemm`: a GEMM's dtype, which may be TF32 (its math; no data is stored or sent in it).
+  Status ReadDataType(const Fields& f, DataType* out, std::string_view key = "dtype",
+                      bool gemm = false) const {
     std::string name;
     TRACE_RETURN_IF_ERROR(f.String(key, &name, true));
     Result<DataType> type = ParseDataType(name);
     if (!type.ok()) return f.Error(type.status().message());
+    if (*type == DataType::kTfloat32 && !gemm)
+      return f.Error("data type 'tf32' is a GEMM's math (a kernel's gemm.dtype) only");
     *out = *type;
     return Status::Ok();
   }
@@ -495,7 +499,8 @@ class JsonlParser {
     TRACE_RETURN_IF_ERROR(f.Int("n", &gemm->n, 1, kMax, true));
     TRACE_RETURN_IF_ERROR(f.Int("k", &gemm->k, 1, kMax, true));
     TRACE_RETURN_IF_ERROR(f.Int("batch", &gemm->batch, 1, kMax, false));
-    if (f.Find("dtype") != nullptr) TRACE_RETURN_IF_ERROR(ReadDataType(f, &gemm->dtype));
+    if (f.Find("dtype") != nullptr)
+      TRACE_RETURN_IF_ERROR(ReadDataType(f, &gemm->dtype, "dtype", true));
     return Status::Ok();
   }
 

@@ -30,10 +30,10 @@ constexpr std::array<std::string_view, 4> kMemcpyKindNames = {"h2d", "d2h", "d2d
 constexpr std::array<std::string_view, 4> kAttentionKernelNames = {"default", "fa2", "fa3",
                                                                    "cudnn"};
 
-constexpr std::array<std::string_view, 12> kDataTypeNames = {
-    "int8",    "uint8",   "int32",   "uint32",   "int64",  "uint64",
-    "float16", "float32", "float64", "bfloat16", "f8e4m3", "f8e5m2"};
-constexpr std::array<int, 12> kDataTypeSizes = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+constexpr std::array<std::string_view, 13> kDataTypeNames = {
+    "int8",    "uint8",   "int32",    "uint32", "int64",  "uint64", "float16",
+    "float32", "float64", "bfloat16", "f8e4m3", "f8e5m2", "tf32"};
+constexpr std::array<int, 13> kDataTypeSizes = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1, 4};
 
 constexpr std::array<std::string_view, 5> kReduceOpNames = {"sum", "prod", "max", "min", "avg"};
 

@@ -21,6 +21,7 @@ enum WireDtype : int {
   kBfloat16 = 9,
   kF8e4m3 = 10,
   kF8e5m2 = 11,
+  kTf32 = 12,  // FP32 operands on TF32 tensor cores
 };
 
 struct TypeInfo {

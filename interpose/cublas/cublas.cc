@@ -116,10 +116,11 @@ cublasComputeType_t Effective(cublasComputeType_t compute, cudaDataType a, cubla
   }
 }
 
-// The type the GEMM model times: A's, except that FP32 inputs run on FP16 / BF16 tensor cores
-// when the compute type allows down-converting them to those (TF32 has no figure of its own).
+// The type the GEMM model times: A's, except that FP32 inputs run on TF32, FP16 or BF16
+// tensor cores when the compute type allows down-converting them to those.
 int ModelDtype(cudaDataType a, cublasComputeType_t compute) {
   if (a == CUDA_R_32F) {
+    if (compute == CUBLAS_COMPUTE_32F_FAST_TF32) return kTf32;
     if (compute == CUBLAS_COMPUTE_32F_FAST_16F) return kFloat16;
     if (compute == CUBLAS_COMPUTE_32F_FAST_16BF) return kBfloat16;
   }

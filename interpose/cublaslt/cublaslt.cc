@@ -390,7 +390,8 @@ cublasStatus_t Resolve(cublasLtMatmulDesc_t desc_handle, cublasLtMatrixLayout_t 
     return CUBLAS_STATUS_INVALID_VALUE;
   problem->a_type = a_info.name;
   problem->dtype = a_info.wire;
-  if (a.type == CUDA_R_32F) {  // FP32 inputs down-converted to FP16 / BF16 tensor cores
+  if (a.type == CUDA_R_32F) {  // FP32 inputs down-converted to TF32 / FP16 / BF16 tensor cores
+    if (desc.compute_type == CUBLAS_COMPUTE_32F_FAST_TF32) problem->dtype = kTf32;
     if (desc.compute_type == CUBLAS_COMPUTE_32F_FAST_16F) problem->dtype = kFloat16;
     if (desc.compute_type == CUBLAS_COMPUTE_32F_FAST_16BF) problem->dtype = kBfloat16;
   }

@@ -58,6 +58,18 @@ GpuSpec A100() {
   return g;
 }
 
+// The 40 GB A100 (HBM2): as the 80 GB one but for memory, whose rate is the A100 datasheet's
+// 1,555 GB/s. Its streaming efficiency is assumed the 80 GB part's (no 40 GB row in
+// kernels.md). PyTorch's profiler names Meta's boards of it "NVIDIA A100-PG509-200".
+GpuSpec A100_40GB() {
+  GpuSpec g = A100();
+  g.key = "a100-sxm-40gb";
+  g.name = "NVIDIA A100-SXM4-40GB";
+  g.hbm_bytes = 40 * kGiB;
+  g.hbm_bandwidth = 1.555e12;
+  return g;
+}
+
 GpuSpec H100() {
   GpuSpec g;
   g.key = "h100-sxm";
@@ -134,8 +146,9 @@ GpuSpec GB200() {
   return g;
 }
 
-const std::array<GpuSpec, 5>& Gpus() {
-  static const std::array<GpuSpec, 5> kGpus = {A100(), H100(), H200(), B200(), GB200()};
+const std::array<GpuSpec, 6>& Gpus() {
+  static const std::array<GpuSpec, 6> kGpus = {A100(), A100_40GB(), H100(),
+                                               H200(), B200(),      GB200()};
   return kGpus;
 }
 

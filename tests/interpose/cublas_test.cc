@@ -67,7 +67,7 @@ cudaStream_t Stream(std::intptr_t id) { return reinterpret_cast<cudaStream_t>(id
 std::string NameOf(const WireOp& op) { return Rec().names.at(op.name - 1); }
 
 // op.gemm.dtype values (emulator::DataType).
-constexpr int kFloat16 = 6, kFloat32 = 7, kFloat64 = 8, kBfloat16 = 9, kF8e4m3 = 10;
+constexpr int kFloat16 = 6, kFloat32 = 7, kFloat64 = 8, kBfloat16 = 9, kF8e4m3 = 10, kTf32 = 12;
 
 }  // namespace
 
@@ -161,7 +161,7 @@ TEST_F(CublasTest, TypedGemmsFollowTheMathMode) {
   EXPECT_EQ(NameOf(Rec().ops[2]), "cublas_gemm_f64f64f64_f64_nn");
   EXPECT_EQ(NameOf(Rec().ops[3]), "cublas_gemm_f16f16f16_f16_nn");
   EXPECT_EQ(Rec().ops[0].gemm_dtype, kFloat32);
-  EXPECT_EQ(Rec().ops[1].gemm_dtype, kFloat32);
+  EXPECT_EQ(Rec().ops[1].gemm_dtype, kTf32);  // timed on TF32 tensor cores
   EXPECT_EQ(Rec().ops[2].gemm_dtype, kFloat64);
   EXPECT_EQ(Rec().ops[3].gemm_dtype, kFloat16);
   EXPECT_EQ(Rec().ops[0].stream, 0);  // the default stream

@@ -230,6 +230,9 @@ TEST(GemmModel, PeakByDataType) {
   EXPECT_DOUBLE_EQ(GemmPeakFlops(DataType::kFloat8e4m3, h100), 1978.9 * kTera);
   EXPECT_DOUBLE_EQ(GemmPeakFlops(DataType::kFloat8e5m2, h100), 1978.9 * kTera);
   EXPECT_DOUBLE_EQ(GemmPeakFlops(DataType::kFloat8e4m3, a100), 312 * kTera);  // no FP8
+  // TF32 tensor cores at half the BF16 rate (A100 156, H100 SXM 494.7 TFLOP/s dense).
+  EXPECT_DOUBLE_EQ(GemmPeakFlops(DataType::kTfloat32, a100), 156 * kTera);
+  EXPECT_DOUBLE_EQ(GemmPeakFlops(DataType::kTfloat32, h100), 989.4 / 2 * kTera);
   EXPECT_DOUBLE_EQ(GemmPeakFlops(DataType::kInt8, h100), 1978.9 * kTera);
   EXPECT_DOUBLE_EQ(GemmPeakFlops(DataType::kInt8, a100), 624 * kTera);
   EXPECT_DOUBLE_EQ(GemmPeakFlops(DataType::kFloat32, h100), 66.9 * kTera);  // CUDA cores

@@ -100,7 +100,7 @@ TEST(ProfileFormat, ErrorsNameFileAndLine) {
   EXPECT_EQ(ParseError(kMagic + kHeader + Row("h100-sxm", "", "1", "32", "0", "5")),
             "p.kdb:3: empty kernel name");
   EXPECT_EQ(ParseError(kMagic + kHeader + Row("h100", "k", "1", "32", "0", "5")),
-            "p.kdb:3: unknown GPU 'h100' (known: a100-sxm-80gb, h100-sxm, h200-sxm, b200, gb200)");
+            "p.kdb:3: unknown GPU 'h100' (known: a100-sxm-80gb, a100-sxm-40gb, h100-sxm, h200-sxm, b200, gb200)");
   EXPECT_EQ(ParseError(kMagic + kHeader + Row("h100-sxm", "k", "0,1,1", "32", "0", "5")),
             "p.kdb:3: grid: expected X, X,Y or X,Y,Z with positive integers, or '*', found "
             "'0,1,1'");

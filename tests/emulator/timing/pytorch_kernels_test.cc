@@ -122,6 +122,34 @@ TEST(KernelSignatureTest, FindsTheIntegerParameters) {
   EXPECT_EQ(wire::FindIntegerParameters("void k(unsigned long, char*, bool)").count, 2);
 }
 
+// PyTorch before 2.1 (the traces of ../shared/traces): at::detail::Array for the operands, a
+// ReduceOp of five template arguments; a reduction's input count, where a trace's shapes give
+// it, is read once.
+TEST(PytorchKernelsTest, OlderPyTorchNamesAndAReductionsKnownInput) {
+  const char* neg =
+      "void at::native::vectorized_elementwise_kernel<4, at::native::neg_kernel_cuda(at::"
+      "TensorIteratorBase&)::{lambda()#2}::operator()() const::{lambda()#7}::operator()() const::"
+      "{lambda(float)#1}, at::detail::Array<char*, 2> >(int, at::native::neg_kernel_cuda(at::"
+      "TensorIteratorBase&)::{lambda()#2}::operator()() const::{lambda()#7}::operator()() const::"
+      "{lambda(float)#1}, at::detail::Array<char*, 2>)";
+  const KernelClass n = ClassifyKernel(neg);
+  EXPECT_EQ(n.family, KernelFamily::kElementwise);
+  EXPECT_EQ(n.operands, 2);
+  EXPECT_EQ(Bytes(neg, {4, 1, 1}, {128, 1, 1}, {4096}), 4096u * 8);
+  const char* sum =
+      "void at::native::reduce_kernel<128, 4, at::native::ReduceOp<float, at::native::"
+      "func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::"
+      "TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, 4> >(at::native::"
+      "ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, "
+      "float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, "
+      "4>)";
+  const KernelClass r = ClassifyKernel(sum);
+  ASSERT_EQ(r.family, KernelFamily::kReduction);
+  EXPECT_EQ(r.elements_per_thread, 4);
+  EXPECT_EQ(Bytes(sum, {8, 1, 1}, {32, 4, 1}, {}), 8u * 128 * 4 * 4);  // a load per thread
+  EXPECT_EQ(Bytes(sum, {8, 1, 1}, {32, 4, 1}, {1024 * 100}), 1024u * 100 * 4);
+}
+
 TEST(PytorchKernelsTest, ClassifiesByNameMangledOrNot) {
   EXPECT_EQ(ClassifyKernel(kCopyToBf16).family, KernelFamily::kElementwise);
   const KernelClass mangled = ClassifyKernel(kCopyToBf16Mangled);

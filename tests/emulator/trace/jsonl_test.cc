@@ -401,7 +401,11 @@ std::vector<BadTrace> BadTraces() {
        R"({"rank": 0, "op": "collective", "comm": "tp0",)"
        R"( "coll": "allreduce", "count": 1, "dtype": "float128"})",
        "4: collective: unknown data type 'float128' (known: int8, uint8, int32, uint32, int64, "
-       "uint64, float16, float32, float64, bfloat16, f8e4m3, f8e5m2)"},
+       "uint64, float16, float32, float64, bfloat16, f8e4m3, f8e5m2, tf32)"},
+      {"Tf32IsNotACollectivesType",
+       R"({"rank": 0, "op": "collective", "comm": "tp0",)"
+       R"( "coll": "allreduce", "count": 1, "dtype": "tf32"})",
+       "4: collective: data type 'tf32' is a GEMM's math (a kernel's gemm.dtype) only"},
       {"MissingCount",
        R"({"rank": 0, "op": "collective", "comm": "tp0", "coll": "allreduce", "dtype": "float32"})",
        "4: collective: missing field 'count'"},

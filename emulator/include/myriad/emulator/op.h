@@ -83,6 +83,9 @@ enum class DataType : std::uint8_t {
   kBfloat16,
   kFloat8e4m3,
   kFloat8e5m2,
+  // FP32 operands multiplied on TF32 tensor cores (a GEMM's math, cuBLAS's
+  // CUBLAS_COMPUTE_32F_FAST_TF32): stored as FP32, not a collective's type.
+  kTfloat32,
 };
 int SizeOf(DataType type);
 std::string_view ToString(DataType type);  // "int8", ..., "float16", "float32", "bfloat16", ...
@@ -134,7 +137,7 @@ struct AttentionShape {
 struct KernelCounts {
   bool counted = false;
   DataType tensor_dtype = DataType::kBfloat16;  // the tensor-core instructions' input type
-  double fma_flops = 0;     // FP32/FP16/BF16 on the CUDA cores
+  double fma_flops = 0;                         // FP32/FP16/BF16 on the CUDA cores
   double fp64_flops = 0;
   double tensor_flops = 0;  // mma / wmma / wgmma
   double sfu_ops = 0;       // ex2, lg2, rsqrt, rcp, sin, cos, tanh

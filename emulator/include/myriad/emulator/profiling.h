@@ -20,7 +20,14 @@ struct KernelRecord {
   Dim3 block;
   std::uint32_t shared_mem = 0;  // bytes (Kineto: static + dynamic; Nsight: dynamic)
   double duration_us = 0;
+  double start_us = 0;          // on the trace's clock (Kineto only; 0 elsewhere)
+  std::int64_t stream = -1;     // the CUDA stream it ran on (Kineto only; -1 elsewhere)
   std::int64_t gemm_call = -1;  // the GEMM call (TraceRead::gemm_calls) that launched it
+  // The innermost ATen op around its launch on the launching thread, with the dimensions of
+  // its inputs as recorded (`record_shapes=True`; a non-tensor input has none): what the
+  // kernel's work is derived from when a trace is replayed through the models.
+  std::string op;
+  std::vector<std::vector<std::int64_t>> input_dims;
 };
 
 // What a trace holds that a profile needs.
@@ -56,5 +63,53 @@ Result<ImportResult> BuildProfile(const std::vector<TraceRead>& traces, std::str
 // The catalog key whose GPU name equals `device_name` ("NVIDIA H100 80GB HBM3": h100-sxm);
 // an error when none does.
 Result<std::string> GpuKeyForDevice(std::string_view device_name);
+
+// Replaying a real trace's kernels through Myriad's models (no profile): each kernel's work
+// comes from what the trace says of it (name, launch shape, and its ATen op's input shapes
+// where they were recorded) the way a launch's would under `myriad run`, and is timed by the
+// chain `myriad run` uses, without the trace's own durations. docs/validation.md, "Kernel
+// models against real traces".
+struct KernelCheck {
+  std::string name;         // the kernel (a GEMM call's: its first kernel)
+  std::string family;       // its report family (timing/kernel_names.h)
+  std::string model;        // the provider that timed it
+  std::size_t kernels = 1;  // a GEMM call may launch several (a split-K reduction)
+  double measured_us = 0, predicted_us = 0;
+  // Another kernel ran on another stream while it did (an NCCL kernel beside a GEMM): its
+  // measured duration includes sharing the GPU, which a kernel model does not time.
+  bool overlapped = false;
+};
+
+// The checks of one family timed by one model.
+struct FamilyCheck {
+  std::string family, model;
+  std::size_t checks = 0;
+  double measured_us = 0, predicted_us = 0;
+  // Over the checks, predicted / measured - 1: the median, the median of its magnitude, and
+  // the 90th percentile of the magnitude.
+  double median_error = 0, median_abs_error = 0, p90_abs_error = 0;
+  // The same over the checks measured at kLongKernelUs or more, where a kernel's fixed cost
+  // (the floor) no longer dominates: bandwidth and FLOP rates, not launch costs.
+  std::size_t long_checks = 0;
+  double long_median_error = 0;
+  // The same over the checks no kernel of another stream overlapped.
+  std::size_t isolated_checks = 0;
+  double isolated_median_error = 0;
+};
+inline constexpr double kLongKernelUs = 10;
+
+struct KernelValidation {
+  std::string gpu_key;
+  std::vector<KernelCheck> checks;    // in trace order
+  std::vector<FamilyCheck> families;  // by family (most measured time first), then model
+  // NCCL's kernels, not checked: a trace records no collective's size, and their durations
+  // include waiting for the other ranks.
+  std::size_t communication_kernels = 0;
+  double communication_us = 0;
+};
+
+// Replays the kernels of `traces` on catalog GPU `gpu_key`.
+Result<KernelValidation> ValidateKernels(const std::vector<TraceRead>& traces,
+                                         std::string_view gpu_key);
 
 }  // namespace myriad::emulator::profiling

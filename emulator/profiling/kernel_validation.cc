@@ -1,0 +1,211 @@
+// A real trace's kernels replayed through Myriad's models (docs/validation.md, "Kernel models
+// against real traces"): each kernel's work from what the trace says of it, timed by the
+// chain `myriad run` uses, beside the duration the GPU measured.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "myriad/emulator/kernel_timing.h"
+#include "myriad/emulator/profiling.h"
+#include "myriad/netmodel/hardware.h"
+#include "timing/kernel_names.h"
+#include "timing/launch_guess.h"
+#include "timing/pytorch_kernels.h"
+
+namespace myriad::emulator::profiling {
+namespace {
+
+double Numel(const std::vector<std::int64_t>& dims) {
+  double n = 1;
+  for (std::int64_t d : dims) n *= static_cast<double>(d);
+  return n;
+}
+
+// The integer arguments a launch of this family would have reported under `myriad run` (the
+// sizes PyTorch passes its kernels), from the ATen op's recorded input shapes: what
+// DescribeKernelWork reads. Empty when the shapes were not recorded, or the family needs none.
+std::vector<std::int64_t> IntArgsFromShapes(const timing::KernelClass& c, const KernelRecord& r) {
+  if (r.input_dims.empty()) return {};
+  const std::vector<std::int64_t>& first = r.input_dims.front();
+  double largest = 0;  // the iteration size of a broadcasting elementwise op
+  for (const auto& dims : r.input_dims) largest = std::max(largest, Numel(dims));
+  const std::int64_t last = first.empty() ? 1 : first.back();
+  const auto rows = static_cast<std::int64_t>(Numel(first) / static_cast<double>(last));
+  switch (c.family) {
+    case timing::KernelFamily::kElementwise:
+    case timing::KernelFamily::kElementwiseUnrolled:
+    case timing::KernelFamily::kElementwiseStrided:
+    case timing::KernelFamily::kElementwiseIndexed:
+      return {static_cast<std::int64_t>(largest)};  // (int N, ...)
+    case timing::KernelFamily::kNormForward:
+      return {last};  // (N, eps, X, ...), a block per row
+    case timing::KernelFamily::kNormBackward:
+      if (c.depth == 2) return {rows, last};  // GammaBetaBackward(M, N, ...)
+      return {last};                          // grad input (..., N)
+    case timing::KernelFamily::kReduction:
+      return {static_cast<std::int64_t>(Numel(first))};  // the input, read once
+    case timing::KernelFamily::kSoftmax:
+      if (c.warp_softmax) return {rows, last, last};  // (batch, stride, elements)
+      return {last};                                  // (classes), a block per row
+    default:
+      return {};
+  }
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto at = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1;
+  return v[std::min(at, v.size() - 1)];
+}
+
+}  // namespace
+
+Result<KernelValidation> ValidateKernels(const std::vector<TraceRead>& traces,
+                                         std::string_view gpu_key) {
+  auto gpu = netmodel::FindGpu(gpu_key);
+  if (!gpu.ok()) return gpu.status();
+  netmodel::Cluster cluster;
+  cluster.gpu = *gpu;
+  cluster.nodes = 1;
+  cluster.gpus_per_node = 1;
+  KernelTimingOptions options;  // no profiles: the models alone, the launch guess on
+  auto timer = KernelTimer::Create(cluster, options);
+  if (!timer.ok()) return timer.status();
+  NameTable names;
+  timing::KernelClassCache classes;
+  KernelValidation result;
+  result.gpu_key = std::string(gpu_key);
+
+  // Times `op`, and says which provider answered (the one whose count moved).
+  const auto time = [&](const Op& op, std::string* model) {
+    const std::vector<ProviderStats> before = (*timer)->stats();
+    const SimTime t = (*timer)->Time(op, names);
+    const std::vector<ProviderStats>& after = (*timer)->stats();
+    for (std::size_t i = 0; i < after.size(); ++i)
+      if (after[i].ops != before[i].ops) *model = after[i].provider;
+    return ToMicros(t);
+  };
+
+  for (const TraceRead& trace : traces) {
+    // Kernels another stream's kernel overlapped: sorted by start, each pair that overlaps is
+    // found from the one that starts first.
+    std::vector<std::size_t> order(trace.kernels.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return trace.kernels[a].start_us < trace.kernels[b].start_us;
+    });
+    std::vector<bool> overlapped(trace.kernels.size(), false);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const KernelRecord& a = trace.kernels[order[i]];
+      for (std::size_t j = i + 1; j < order.size(); ++j) {
+        const KernelRecord& b = trace.kernels[order[j]];
+        if (b.start_us >= a.start_us + a.duration_us) break;
+        if (b.stream != a.stream) overlapped[order[i]] = overlapped[order[j]] = true;
+      }
+    }
+    // A GEMM call is checked whole: its kernels' measured sum against the model's call.
+    std::map<std::int64_t, std::size_t> call_check;
+    for (std::size_t index = 0; index < trace.kernels.size(); ++index) {
+      const KernelRecord& r = trace.kernels[index];
+      Op op;
+      op.kind = OpKind::kKernel;
+      op.name = names.Intern(r.name);
+      op.grid = r.grid;
+      op.block = r.block;
+      op.shared_mem = r.shared_mem;
+      if (r.gemm_call >= 0 && static_cast<std::size_t>(r.gemm_call) < trace.gemm_calls.size()) {
+        const auto [at, first] = call_check.emplace(r.gemm_call, result.checks.size());
+        if (!first) {
+          KernelCheck& call = result.checks[at->second];
+          call.measured_us += r.duration_us;
+          call.overlapped = call.overlapped || overlapped[index];
+          ++call.kernels;
+          continue;
+        }
+        op.gemm = trace.gemm_calls[static_cast<std::size_t>(r.gemm_call)];
+        // FP32 operands on tensor cores: the math mode cuBLAS was given (allow_tf32), which
+        // only the kernel's name records.
+        if (op.gemm.dtype == DataType::kFloat32 && timing::NamesTf32TensorCores(r.name))
+          op.gemm.dtype = DataType::kTfloat32;
+      } else {
+        const timing::KernelClass& c = classes.Get(op.name, names);
+        const std::vector<std::int64_t> args = IntArgsFromShapes(c, r);
+        const bool described =
+            c.family != timing::KernelFamily::kNone && timing::DescribeKernelWork(c, args, &op);
+        // As under `myriad run` for a kernel whose code is not at hand: its launch guessed
+        // (without the allocations' reach, which a trace does not record).
+        if (!described) timing::GuessKernelWork(c.array_element_bytes, {}, &op);
+      }
+      const timing::KernelGroup group = timing::GroupOf(op, classes.Get(op.name, names));
+      if (group == timing::KernelGroup::kCommunication) {
+        // A trace records no collective's size, and an NCCL kernel's duration includes its
+        // wait for the other ranks: not a kernel model's to predict.
+        ++result.communication_kernels;
+        result.communication_us += r.duration_us;
+        continue;
+      }
+      KernelCheck check;
+      check.name = r.name;
+      check.family =
+          std::string(timing::ToString(timing::GroupOf(op, classes.Get(op.name, names))));
+      check.measured_us = r.duration_us;
+      check.overlapped = overlapped[index];
+      check.predicted_us = time(op, &check.model);
+      result.checks.push_back(std::move(check));
+    }
+  }
+
+  // Per family and model.
+  std::map<std::pair<std::string, std::string>, std::vector<const KernelCheck*>> groups;
+  std::map<std::string, double> family_time;
+  for (const KernelCheck& c : result.checks) {
+    groups[{c.family, c.model}].push_back(&c);
+    family_time[c.family] += c.measured_us;
+  }
+  for (const auto& [key, checks] : groups) {
+    FamilyCheck f;
+    f.family = key.first;
+    f.model = key.second;
+    std::vector<double> errors, magnitudes, long_errors, isolated_errors;
+    for (const KernelCheck* c : checks) {
+      ++f.checks;
+      f.measured_us += c->measured_us;
+      f.predicted_us += c->predicted_us;
+      if (c->measured_us <= 0) continue;
+      const double e = c->predicted_us / c->measured_us - 1;
+      errors.push_back(e);
+      magnitudes.push_back(std::abs(e));
+      if (c->measured_us >= kLongKernelUs) long_errors.push_back(e);
+      if (!c->overlapped) isolated_errors.push_back(e);
+    }
+    f.isolated_checks = isolated_errors.size();
+    f.isolated_median_error = Median(isolated_errors);
+    f.long_checks = long_errors.size();
+    f.long_median_error = Median(long_errors);
+    f.median_error = Median(errors);
+    f.median_abs_error = Median(magnitudes);
+    f.p90_abs_error = Percentile(magnitudes, 0.9);
+    result.families.push_back(std::move(f));
+  }
+  std::stable_sort(result.families.begin(), result.families.end(),
+                   [&](const FamilyCheck& a, const FamilyCheck& b) {
+                     const double ta = family_time[a.family], tb = family_time[b.family];
+                     if (ta != tb) return ta > tb;
+                     if (a.family != b.family) return a.family < b.family;
+                     return a.measured_us > b.measured_us;
+                   });
+  return result;
+}
+
+}  // namespace myriad::emulator::profiling
