@@ -68,7 +68,24 @@ struct Builder {
   std::unordered_map<std::string_view, int> param_index;
   std::vector<bool> shared_address;  // by register: an address into shared memory
   std::vector<bool> param_pointer_seen;
-  bool saw_call = false, saw_bulk = false;
+  bool saw_call = false;
+
+  // Bulk copies and expect_tx counts as read, before the kernel's whole code says which of
+  // them tell its bytes (Build's end).
+  enum class CopyKind : std::uint8_t {
+    kSized,         // an explicit size operand
+    kBarrierSized,  // an explicit size, completing on an mbarrier (expect_tx counts it too)
+    kTensorLoad,    // global -> shared through a tensor map: expect_tx tells its bytes
+    kTensorStore,   // shared -> global through a tensor map: not knowable
+    kExpectTx,      // the bytes an mbarrier is told to expect
+  };
+  struct PendingCopy {
+    int block = 0;
+    CopyKind kind = CopyKind::kSized;
+    bool multicast = false;
+    SizedCopy copy;
+  };
+  std::vector<PendingCopy> pending_copies;
 
   Builder(const PtxFunction& fn, KernelCode::Impl& impl) : f(fn), out(impl) {
     out.nodes.push_back(Node{});  // node 0: unknown
@@ -103,6 +120,7 @@ struct Builder {
     n.opaque = false;
     n.a = a;
     n.loops = N(a).loops;
+    if (op == NodeOp::kPNot && HasRankTest(a)) n.value = kRankTestA;
     return Add(n);
   }
   std::int32_t Binary(NodeOp op, std::int32_t a, std::int32_t b, Cmp cmp = Cmp::kLt) {
@@ -133,6 +151,8 @@ struct Builder {
     n.a = a;
     n.b = b;
     n.loops = N(a).loops | N(b).loops;
+    if ((op == NodeOp::kPAnd || op == NodeOp::kPOr) && (HasRankTest(a) || HasRankTest(b)))
+      n.value = kRankTestA;
     return Add(n);
   }
 
@@ -174,6 +194,58 @@ struct Builder {
     if (a.size() < 3 || a.front() != '[' || a.back() != ']') return -1;
     const auto it = param_index.find(a.substr(1, a.size() - 2));
     return it == param_index.end() ? -1 : it->second;
+  }
+
+  // Whether predicate `id` is a rank test or combines one (kPAnd, kPOr, kPNot).
+  bool HasRankTest(std::int32_t id) const {
+    const Node& n = N(id);
+    return n.value != kNoRankTest && (n.op == NodeOp::kCmp || n.op == NodeOp::kPAnd ||
+                                      n.op == NodeOp::kPOr || n.op == NodeOp::kPNot);
+  }
+  // Whether node `id` is a rank in a group: threadIdx.x or %laneid (1), blockIdx.x (-1), or
+  // either with a low-bit mask (threadIdx.x % 32); 0 if not.
+  int RankOf(std::int32_t id) const {
+    const Node& n = N(id);
+    if (n.op == NodeOp::kSpecial) {
+      const auto sp = static_cast<Special>(n.value);
+      return sp == Special::kTidX || sp == Special::kLaneId ? 1 : sp == Special::kCtaidX ? -1 : 0;
+    }
+    if (n.op != NodeOp::kAnd) return 0;
+    if (N(n.b).op == NodeOp::kConst) return RankOf(n.a);
+    if (N(n.a).op == NodeOp::kConst) return RankOf(n.b);
+    return 0;
+  }
+  // Whether node `id` has one value for every thread of a block (or with `grid`, of the
+  // grid): constants, parameters and the launch's shape, through arithmetic.
+  bool IsUniform(std::int32_t id, bool grid, int depth) const {
+    if (id <= 0 || depth > 8) return false;
+    const Node& n = N(id);
+    if (n.opaque) return false;
+    switch (n.op) {
+      case NodeOp::kConst:
+      case NodeOp::kParam:
+        return true;
+      case NodeOp::kSpecial: {
+        const auto sp = static_cast<Special>(n.value);
+        if (sp == Special::kCtaidX || sp == Special::kCtaidY || sp == Special::kCtaidZ)
+          return !grid;
+        return sp != Special::kTidX && sp != Special::kTidY && sp != Special::kTidZ &&
+               sp != Special::kLaneId && sp != Special::kWarpId;
+      }
+      case NodeOp::kAdd:
+      case NodeOp::kSub:
+      case NodeOp::kMul:
+      case NodeOp::kDiv:
+      case NodeOp::kShl:
+      case NodeOp::kShr:
+      case NodeOp::kMin:
+      case NodeOp::kMax:
+        return IsUniform(n.a, grid, depth + 1) && IsUniform(n.b, grid, depth + 1);
+      case NodeOp::kNeg:
+        return IsUniform(n.a, grid, depth + 1);
+      default:
+        return false;
+    }
   }
 
   // The registers an instruction writes.
@@ -266,14 +338,14 @@ struct Builder {
       }
       return;
     }
-    if (op0 == "cp" && parts.size() > 1 && parts[1] == "async") {
-      if (has("bulk")) {  // TMA: the box is in a tensor map, not in the instruction
-        saw_bulk = true;
-        return;
-      }
+    if (op0 == "cp" && parts.size() > 1 && (parts[1] == "async" || parts[1] == "reduce")) {
+      if (has("bulk") || parts[1] == "reduce") return;  // sized per launch (BulkCopy)
+      // Ampere's cp.async.{ca,cg}.shared.global [dst], [src], 4|8|16: a global load.
       std::int64_t bytes = 0;
-      if (s.operands.size() >= 3 && ParseInt(s.operands[2], &bytes) && bytes > 0)
+      if (s.operands.size() >= 3 && ParseInt(s.operands[2], &bytes) && bytes > 0) {
         c->global_bytes += static_cast<double>(bytes);
+        MarkAddress(AddressBase(s.operands[1]));
+      }
       return;
     }
     if (op0 == "call") {
@@ -355,6 +427,53 @@ struct Builder {
     }
   }
 
+  // Bulk copies (PTX ISA "cp.async.bulk", "cp.async.bulk.tensor", "cp.reduce.async.bulk")
+  // and the transaction bytes an mbarrier is told to expect ("mbarrier.expect_tx",
+  // "mbarrier.arrive.expect_tx"): their bytes are values of the code, so they are evaluated
+  // per launch; a tensor map's box is not in the code at all.
+  void BulkCopy(const PtxStatement& s, const std::vector<std::string_view>& parts, const State& st,
+                const PredRef& guard, int block) {
+    const std::string_view op0 = parts[0];
+    const auto has = [&](std::string_view p) { return HasPart(parts, p); };
+    PendingCopy pc;
+    pc.block = block;
+    pc.copy.guarded = !s.guard.empty();
+    pc.copy.guard = guard;
+    pc.copy.line = s.line;
+    if (op0 == "mbarrier") {
+      if (!has("expect_tx") || s.operands.empty()) return;
+      pc.kind = CopyKind::kExpectTx;
+      pc.copy.bytes = Value(s.operands.back(), st);
+    } else {
+      const bool reduce = op0 == "cp" && parts.size() > 2 && parts[1] == "reduce";
+      if (op0 != "cp" || !has("bulk") || (!reduce && parts[1] != "async")) return;
+      // The destination's state space, then the source's; commit_group, wait_group and
+      // prefetch.L2 name fewer (a prefetch moves nothing into the SM: the copy that follows
+      // counts its bytes).
+      std::string_view spaces[2];
+      int n = 0;
+      for (std::size_t i = 1; i < parts.size() && n < 2; ++i)
+        if (parts[i] == "global" || parts[i].starts_with("shared")) spaces[n++] = parts[i];
+      if (n < 2 || has("prefetch")) return;
+      const bool load = spaces[1] == "global" && spaces[0].starts_with("shared");
+      const bool store = spaces[0] == "global" && spaces[1].starts_with("shared");
+      if (!load && !store) return;  // shared::cta -> shared::cluster: no global bytes
+      pc.copy.times = reduce ? 2 : 1;
+      pc.multicast = has("multicast::cluster");
+      if (has("tensor")) {
+        pc.kind = load ? CopyKind::kTensorLoad : CopyKind::kTensorStore;
+      } else {
+        // [dst], [src], size, ...
+        if (s.operands.size() < 3) return;
+        pc.kind = load && has("mbarrier::complete_tx::bytes") ? CopyKind::kBarrierSized
+                                                              : CopyKind::kSized;
+        pc.copy.bytes = Value(s.operands[2], st);
+        MarkAddress(AddressBase(s.operands[load ? 1 : 0]));
+      }
+    }
+    pending_copies.push_back(pc);
+  }
+
   // The value an instruction gives its first destination (integer and predicate flow only).
   std::int32_t Evaluate(const PtxStatement& s, const std::vector<std::string_view>& parts,
                         const State& st) {
@@ -405,6 +524,13 @@ struct Builder {
         if (parts[1] == name) cmp = c, found = true;
       if (!found) return 0;
       std::int32_t p = Binary(NodeOp::kCmp, v(1), v(2), cmp);
+      if (p > 0 && (cmp == Cmp::kEq || cmp == Cmp::kNe)) {
+        Node& n = out.nodes[static_cast<std::size_t>(p)];
+        if (const int r = RankOf(n.a); r != 0 && IsUniform(n.b, r < 0, 0))
+          n.value = kRankTestA;
+        else if (const int q = RankOf(n.b); q != 0 && IsUniform(n.a, q < 0, 0))
+          n.value = kRankTestB;
+      }
       if (s.operands.size() >= 4) {  // setp.lt.and.s32 p, a, b, q
         std::string_view q = s.operands[3];
         bool negated = false;
@@ -484,6 +610,13 @@ struct Builder {
   void Build();
   // Decomposes `e` into loop variable `var` of loop `l` plus an invariant offset.
   bool AsVarPlusOffset(int l, std::int32_t e, int* var, std::int32_t* offset);
+  // Whether `e` is a geometric update of a variable of loop `l`: x >> c, x << c, x / c, x * c
+  // with c invariant, or the signed halving nvcc writes for x / 2^c ((x + (x >> 31)) >> c).
+  bool AsGeometric(int l, std::int32_t e, int* var, NodeOp* op, std::int32_t* arg);
+  // `e` as such an update of a variable plus an invariant offset.
+  bool AsGeometricPlusOffset(int l, std::int32_t e, int* var, NodeOp* op, std::int32_t* arg,
+                             std::int32_t* offset);
+  void FinishCopies();
   void ReadTripFormula(int l);
   void MarkExtents(std::int32_t node, int depth = 0);
 };
@@ -505,6 +638,74 @@ bool Builder::AsVarPlusOffset(int l, std::int32_t e, int* var, std::int32_t* off
     return *offset != 0;
   }
   if (n.op == NodeOp::kAdd && a_invariant && AsVarPlusOffset(l, n.b, var, &inner)) {
+    *offset = Binary(NodeOp::kAdd, inner, n.a);
+    return *offset != 0;
+  }
+  return false;
+}
+
+bool Builder::AsGeometric(int l, std::int32_t e, int* var, NodeOp* op, std::int32_t* arg) {
+  const std::uint64_t bit = 1ull << (l % 64);
+  const auto is_var = [&](std::int32_t x) { return N(x).op == NodeOp::kLoopVar && N(x).a == l; };
+  const auto invariant = [&](std::int32_t x) { return !N(x).opaque && !(N(x).loops & bit); };
+  const Node n = N(e);
+  if (n.opaque) return false;
+  if (n.op == NodeOp::kShr || n.op == NodeOp::kShl || n.op == NodeOp::kDiv ||
+      n.op == NodeOp::kMul) {
+    if (is_var(n.a) && invariant(n.b)) {
+      *var = N(n.a).b;
+      *op = n.op;
+      *arg = n.b;
+      return true;
+    }
+    if (n.op == NodeOp::kMul && is_var(n.b) && invariant(n.a)) {
+      *var = N(n.b).b;
+      *op = n.op;
+      *arg = n.a;
+      return true;
+    }
+  }
+  // Signed division by 2^c: (x + bias) >> c, the bias a shift of x alone (its sign bits).
+  if (n.op == NodeOp::kShr && N(n.b).op == NodeOp::kConst && N(n.b).value >= 1 &&
+      N(n.b).value <= 62 && N(n.a).op == NodeOp::kAdd) {
+    const Node sum = N(n.a);
+    const auto bias_of = [&](std::int32_t x, std::int32_t bias) {
+      for (int depth = 0; depth < 3; ++depth) {
+        const Node& b = N(bias);
+        if (b.op != NodeOp::kShr || N(b.b).op != NodeOp::kConst) return false;
+        if (b.a == x) return true;
+        bias = b.a;
+      }
+      return false;
+    };
+    for (const auto& [x, bias] : {std::pair{sum.a, sum.b}, std::pair{sum.b, sum.a}}) {
+      if (is_var(x) && bias_of(x, bias)) {
+        *var = N(x).b;
+        *op = NodeOp::kDiv;
+        *arg = Const(std::int64_t{1} << N(n.b).value);
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool Builder::AsGeometricPlusOffset(int l, std::int32_t e, int* var, NodeOp* op, std::int32_t* arg,
+                                    std::int32_t* offset) {
+  if (AsGeometric(l, e, var, op, arg)) {
+    *offset = Const(0);
+    return true;
+  }
+  const std::uint64_t bit = 1ull << (l % 64);
+  const Node n = N(e);
+  if (n.op != NodeOp::kAdd && n.op != NodeOp::kSub) return false;
+  std::int32_t inner = 0;
+  if (!(N(n.b).loops & bit) && AsGeometricPlusOffset(l, n.a, var, op, arg, &inner)) {
+    *offset = Binary(n.op, inner, n.b);
+    return *offset != 0;
+  }
+  if (n.op == NodeOp::kAdd && !(N(n.a).loops & bit) &&
+      AsGeometricPlusOffset(l, n.b, var, op, arg, &inner)) {
     *offset = Binary(NodeOp::kAdd, inner, n.a);
     return *offset != 0;
   }
@@ -576,25 +777,40 @@ void Builder::ReadTripFormula(int l) {
   std::int32_t offset = 0;
   Cmp cmp = p.cmp;
   std::int32_t bound = 0;
+  NodeOp compare_op = NodeOp::kUnknown;
+  std::int32_t compare_arg = 0;
   if (AsVarPlusOffset(l, p.a, &var, &offset) && !(N(p.b).loops & bit)) {
     bound = p.b;
   } else if (AsVarPlusOffset(l, p.b, &var, &offset) && !(N(p.a).loops & bit)) {
     bound = p.a;
     cmp = Mirror(cmp);
+  } else if (AsGeometricPlusOffset(l, p.a, &var, &compare_op, &compare_arg, &offset) &&
+             !(N(p.b).loops & bit)) {
+    bound = p.b;  // (s >> 1) != 0: the next value of a geometric variable
+  } else if (AsGeometricPlusOffset(l, p.b, &var, &compare_op, &compare_arg, &offset) &&
+             !(N(p.a).loops & bit)) {
+    bound = p.a;
+    cmp = Mirror(cmp);
   } else {
     return;
   }
-  if (loop.step[static_cast<std::size_t>(var)] < 0) return;
+  const auto k = static_cast<std::size_t>(var);
+  if (k >= loop.step.size() || loop.step[k] < 0) return;
+  // A geometric comparison of an induction variable ((i >> 2) < n) is not read.
+  if (compare_op != NodeOp::kUnknown && loop.step_op[k] == NodeOp::kAdd) return;
   if (!continue_when_true) cmp = Invert(cmp);
   loop.formula_known = true;
   loop.cmp = cmp;
   loop.var = var;
+  loop.compare_op = compare_op;
+  loop.compare_arg = compare_arg;
   loop.offset = offset;
   loop.bound = bound;
   MarkExtents(bound);
-  MarkExtents(loop.init[static_cast<std::size_t>(var)]);
-  MarkExtents(loop.step[static_cast<std::size_t>(var)]);
+  MarkExtents(loop.init[k]);
+  MarkExtents(loop.step[k]);
   MarkExtents(offset);
+  if (compare_op != NodeOp::kUnknown) MarkExtents(compare_arg);
 }
 
 void Builder::MarkExtents(std::int32_t node, int depth) {
@@ -734,6 +950,7 @@ void Builder::Build() {
     }
     loop.init.assign(loop.vars.size(), 0);
     loop.step.assign(loop.vars.size(), -1);
+    loop.step_op.assign(loop.vars.size(), NodeOp::kAdd);
   }
 
   // One pass in layout order, carrying register values along the edges (in layout order of
@@ -781,6 +998,8 @@ void Builder::Build() {
       }
       const bool is_branch = parts[0] == "bra" || parts[0] == "ret" || parts[0] == "exit";
       if (is_branch && !s.guard.empty() && parts[0] == "bra") blk.branch = guard;
+      if (parts[0] == "cp" || parts[0] == "mbarrier")
+        BulkCopy(s, parts, st, guard, static_cast<int>(b));
       if (s.guard.empty() || is_branch)
         blk.base.Add(c, 1);
       else
@@ -838,8 +1057,13 @@ void Builder::Build() {
         const std::int32_t next = r < st.size() ? st[r] : 0;
         int var = -1;
         std::int32_t step = 0;
-        if (AsVarPlusOffset(l, next, &var, &step) && var == static_cast<int>(k))
+        NodeOp op = NodeOp::kAdd;
+        if (AsVarPlusOffset(l, next, &var, &step) && var == static_cast<int>(k)) {
           loop.step[k] = step;
+        } else if (AsGeometric(l, next, &var, &op, &step) && var == static_cast<int>(k)) {
+          loop.step[k] = step;
+          loop.step_op[k] = op;
+        }
       }
     }
     if ((blk.end == BlockEnd::kBranch || blk.end == BlockEnd::kConditionalBranch) &&
@@ -860,7 +1084,8 @@ void Builder::Build() {
     const auto opaque = [&](std::int32_t node) { return node <= 0 || N(node).opaque; };
     if (loop.formula_known && (opaque(loop.bound) || opaque(loop.offset) ||
                                opaque(loop.init[static_cast<std::size_t>(loop.var)]) ||
-                               opaque(loop.step[static_cast<std::size_t>(loop.var)])))
+                               opaque(loop.step[static_cast<std::size_t>(loop.var)]) ||
+                               (loop.compare_op != NodeOp::kUnknown && opaque(loop.compare_arg))))
       loop.formula_known = false;
     if (!loop.formula_known) ++out.unbounded_loops;
     if (!loop.formula_known)
@@ -870,8 +1095,64 @@ void Builder::Build() {
           loop.line));
   }
   if (saw_call) out.notes.push_back("calls device functions: each call counts one instruction");
-  if (saw_bulk)
-    out.notes.push_back("bulk (TMA) copies: their bytes are in tensor maps, not counted");
+  FinishCopies();
+}
+
+// Which of the copies read tell the kernel's bytes. A tensor-map load's box is not in the
+// code, but the bytes it brings complete a transaction the kernel announced to its mbarrier
+// (expect_tx), so where the kernel has such loads its expect_tx counts are its loads' bytes,
+// those of explicitly sized copies to the same barriers included; elsewhere the explicit
+// sizes are. A tensor-map store, or a tensor-map load with no expect_tx, has no knowable
+// size: it is a site of assumed_copies.
+void Builder::FinishCopies() {
+  bool tensor_loads = false, expect_tx = false, multicast = false;
+  for (const PendingCopy& pc : pending_copies) {
+    tensor_loads = tensor_loads || pc.kind == CopyKind::kTensorLoad;
+    expect_tx = expect_tx || pc.kind == CopyKind::kExpectTx;
+    multicast = multicast || (pc.kind == CopyKind::kTensorLoad && pc.multicast);
+  }
+  const bool by_expect_tx = tensor_loads && expect_tx;
+  for (PendingCopy& pc : pending_copies) {
+    SizedCopy c = pc.copy;
+    switch (pc.kind) {
+      case CopyKind::kSized:
+        break;
+      case CopyKind::kBarrierSized:
+        if (by_expect_tx) continue;
+        break;
+      case CopyKind::kExpectTx:
+        if (!by_expect_tx) continue;
+        break;
+      case CopyKind::kTensorLoad:
+        if (by_expect_tx) continue;
+        c.bytes = 0;
+        out.notes.push_back(fmt::format(
+            "bulk tensor load at PTX line {}: no expect_tx tells its bytes (they are in the "
+            "tensor map): not counted",
+            c.line));
+        break;
+      case CopyKind::kTensorStore:
+        c.bytes = 0;
+        out.notes.push_back(fmt::format(
+            "bulk tensor store at PTX line {}: its bytes are in the tensor map: not counted",
+            c.line));
+        break;
+    }
+    if (c.bytes > 0 && N(c.bytes).opaque) c.bytes = 0;
+    if (c.bytes == 0 && pc.kind != CopyKind::kTensorLoad && pc.kind != CopyKind::kTensorStore)
+      out.notes.push_back(fmt::format(
+          "{} at PTX line {}: its bytes are not an extent of the launch (read from memory): "
+          "not counted",
+          pc.kind == CopyKind::kExpectTx ? "expect_tx" : "bulk copy", c.line));
+    if (c.bytes > 0) MarkExtents(c.bytes);
+    c.site = out.copy_sites++;
+    out.blocks[static_cast<std::size_t>(pc.block)].copies.push_back(c);
+  }
+  if (multicast && by_expect_tx)
+    out.notes.push_back(
+        "multicast tensor loads: their bytes count once per block they reach (an upper "
+        "bound on what global memory serves)");
+  pending_copies.clear();
 }
 
 }  // namespace

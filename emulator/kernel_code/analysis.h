@@ -30,8 +30,8 @@ enum class NodeOp : std::uint8_t {
   kMin,
   kMax,
   kNeg,
-  kCmp,   // cmp: a Cmp of a and b
-  kPAnd,  // predicates
+  kCmp,   // cmp: a Cmp of a and b; value: kNoRankTest, kRankTestA or kRankTestB
+  kPAnd,  // predicates; value: kRankTestA when an operand is or holds a rank test
   kPOr,
   kPNot,
   // Where control flow joins with different values: the value of the first incoming edge
@@ -57,6 +57,15 @@ enum class Special : std::uint8_t {
 };
 
 enum class Cmp : std::uint8_t { kLt, kLe, kGt, kGe, kEq, kNe };
+
+// A kCmp node's value: whether it is an equality (kEq, kNe) of a rank within a group
+// (threadIdx.x, %laneid, threadIdx.x & (2^k - 1); blockIdx.x among the grid's) and a value
+// the whole group shares (constants, parameters, the launch's shape): one thread of each
+// group passes `threadIdx.x == 0`, which is counted as that share of the threads rather than
+// sampled.
+constexpr std::int64_t kNoRankTest = 0;
+constexpr std::int64_t kRankTestA = 1;  // a is the rank
+constexpr std::int64_t kRankTestB = 2;  // b is the rank
 
 struct Node {
   NodeOp op = NodeOp::kUnknown;
@@ -93,6 +102,19 @@ struct Counts {
   }
 };
 
+// Global bytes whose count is a value of the code, evaluated per launch: a bulk copy's size
+// operand, or (for a kernel whose tensor-map copies complete on mbarriers) the bytes an
+// `expect_tx` tells a barrier to expect. `bytes` 0: not knowable from the code (a tensor
+// map's box): counted as no bytes and reported as an assumption (`assumed_copies`).
+struct SizedCopy {
+  std::int32_t bytes = 0;  // node
+  double times = 1;        // 2 for a reduction into global memory (read and written)
+  bool guarded = false;    // a predicated instruction: runs when `guard` holds
+  PredRef guard;
+  int site = 0;  // index among the kernel's copy sites
+  int line = 0;
+};
+
 // An edge into a join: out of `block`, by its branch (taken) or by falling through.
 struct JoinInput {
   int block = 0;
@@ -106,6 +128,7 @@ struct Block {
   int line = 0;
   Counts base;
   std::vector<std::pair<PredRef, Counts>> guarded;  // predicated instructions
+  std::vector<SizedCopy> copies;
   BlockEnd end = BlockEnd::kFallThrough;
   int target = -1;  // branch target block
   PredRef branch;   // conditional branch: taken when true (or false if negated)
@@ -121,14 +144,23 @@ struct Loop {
                           // exit test's target for a loop whose back edge is unconditional)
   std::vector<int> vars;  // registers written inside
   std::vector<std::int32_t> init;  // node of each variable at entry
-  std::vector<std::int32_t> step;  // node added per iteration (-1: not an induction var)
-  // The trip count: iterate while cmp(start + j * step, bound) after iteration j (do-while)
-  // or before it (a test at the top); formula_known false when it could not be read.
+  // Per variable, its update per iteration: x + step (step_op kAdd: an induction variable),
+  // or a geometric one, x >> step, x << step, x / step or x * step (kShr, kShl, kDiv, kMul:
+  // `s >>= 1` not unrolled). step -1: neither.
+  std::vector<std::int32_t> step;
+  std::vector<NodeOp> step_op;
+  // The trip count: iterate while cmp(value_j, bound) after iteration j (do-while) or before
+  // it (a test at the top), value_j the compared variable's value in iteration j, through
+  // compare_op (kUnknown: itself; a geometric variable's next value, `(s >> 1) != 0`, is
+  // compare_op(value_j, compare_arg)), plus offset; formula_known false when it could not be
+  // read.
   bool formula_known = false;
   bool do_while = true;
   Cmp cmp = Cmp::kLt;
-  int var = -1;                    // the induction variable compared
-  std::int32_t offset = 0;         // node: compared value = variable + offset
+  int var = -1;  // the variable compared
+  NodeOp compare_op = NodeOp::kUnknown;
+  std::int32_t compare_arg = 0;    // node
+  std::int32_t offset = 0;         // node
   std::int32_t bound = 0;          // node
   double bytes_per_iteration = 0;  // per thread, unguarded global bytes in the body
 };
@@ -148,6 +180,7 @@ struct KernelCode::Impl {
   std::vector<kernel_code::Block> blocks;
   std::vector<kernel_code::Loop> loops;
   std::vector<kernel_code::JoinInput> joins;
+  int copy_sites = 0;  // SizedCopy entries over all blocks
 };
 
 }  // namespace myriad::emulator

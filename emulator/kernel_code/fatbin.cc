@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -142,6 +143,16 @@ Result<std::vector<std::string>> PtxInElfFile(const std::string& path,
   std::vector<std::string> modules;
   for (const Elf64_Shdr& s : sections) {
     if (s.sh_name >= table.size() || s.sh_type == SHT_NOBITS) continue;
+    // A cubin that ptxas made with -lineinfo (Triton's) keeps its PTX as NUL-separated lines.
+    if (std::strcmp(table.c_str() + s.sh_name, ".nv_debug_ptx_txt") == 0 &&
+        s.sh_size <= max_section_bytes) {
+      std::string text(s.sh_size, '\0');
+      if (!read_at(s.sh_offset, text.data(), text.size()))
+        return Status::InvalidArgument(fmt::format("{}: truncated .nv_debug_ptx_txt", path));
+      std::replace(text.begin(), text.end(), '\0', '\n');
+      modules.push_back(std::move(text));
+      continue;
+    }
     if (std::strcmp(table.c_str() + s.sh_name, ".nv_fatbin") != 0) continue;
     if (s.sh_size > max_section_bytes) continue;
     std::vector<std::byte> bytes(s.sh_size);

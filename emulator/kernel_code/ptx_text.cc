@@ -180,10 +180,12 @@ Result<std::vector<PtxFunction>> ParsePtx(std::string_view original) {
         }
         continue;
       }
-      if (c == ':' && statement <= i) {  // a label, if what precedes is one word
+      // A label, if what precedes is one identifier (no '.': not the opcode of
+      // `cp.async.bulk.shared::cluster...`, whose state spaces hold "::").
+      if (c == ':' && statement <= i && (i + 1 >= text.size() || text[i + 1] != ':')) {
         const std::string_view word = Trim(std::string_view(text).substr(statement, i - statement));
-        if (!word.empty() && word.find_first_of(" \t\r\n,[") == std::string_view::npos &&
-            word[0] != '.' && word[0] != '@') {
+        if (!word.empty() && word.find_first_of(" \t\r\n,[.") == std::string_view::npos &&
+            word[0] != '@') {
           PtxStatement s;
           s.line =
               LineAt(text, static_cast<std::size_t>(word.data() - text.data()), &line_from, &line);

@@ -4,7 +4,11 @@
 // summed; the mean over the samples times the threads is the launch's work.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "kernel_code/analysis.h"
 
@@ -18,10 +22,73 @@ constexpr int kSampledThreads = 16;
 constexpr double kUnknownBranchProbability = 0.5;
 // Expressions deeper than this are not followed (unknown): bounds the evaluation's stack.
 constexpr int kMaxDepth = 256;
+// A geometric variable halves or doubles (at least) each trip: from any 64-bit value it
+// reaches its fixed point (0, -1) or passes any bound well within this many; a loop still
+// running after them is not counted (an assumption).
+constexpr int kMaxGeometricTrips = 130;
 
 struct Value {
   bool known = false;
   double v = 0;  // integers as doubles: exact to 2^53, and no overflow to trap on
+};
+
+bool Compare(Cmp cmp, double a, double b) {
+  switch (cmp) {
+    case Cmp::kLt:
+      return a < b;
+    case Cmp::kLe:
+      return a <= b;
+    case Cmp::kGt:
+      return a > b;
+    case Cmp::kGe:
+      return a >= b;
+    case Cmp::kEq:
+      return a == b;
+    case Cmp::kNe:
+      return a != b;
+  }
+  return false;
+}
+
+// A geometric update, x >> c, x << c, x / c or x * c (kUnknown: x itself), with its operand
+// resolved once: a step is then a multiply or a divide and a rounding, as Compute gives.
+struct GeometricStep {
+  NodeOp op = NodeOp::kUnknown;
+  double factor = 1;
+  bool valid = true;
+  GeometricStep(NodeOp o, double arg) : op(o) {
+    switch (op) {
+      case NodeOp::kShr:
+      case NodeOp::kShl:
+        valid = arg >= 0 && arg <= 62;
+        if (valid) factor = std::ldexp(1.0, static_cast<int>(arg));
+        break;
+      case NodeOp::kDiv:
+        valid = arg != 0;
+        factor = arg;
+        break;
+      case NodeOp::kMul:
+        factor = arg;
+        break;
+      case NodeOp::kUnknown:
+        break;
+      default:
+        valid = false;
+    }
+  }
+  double operator()(double x) const {
+    switch (op) {
+      case NodeOp::kShr:
+        return std::floor(x / factor);
+      case NodeOp::kDiv:
+        return std::trunc(x / factor);
+      case NodeOp::kShl:
+      case NodeOp::kMul:
+        return x * factor;
+      default:
+        return x;
+    }
+  }
 };
 
 class Evaluator {
@@ -68,17 +135,73 @@ class Evaluator {
     if (trip_state_[i] == 2) return trips_[i];
     if (trip_state_[i] == 1) return std::nullopt;
     trip_state_[i] = 1;
-    trips_[i] = ComputeTrips(code_.loops[i], depth);
+    trips_[i] = ComputeTrips(l, depth);
     trip_state_[i] = 2;
     return trips_[i];
   }
 
   double footprint() const { return footprint_; }
+
+  // The share of a block's threads for which predicate `id` holds when it is a rank test
+  // (threadIdx.x == 0, lane == 0, threadIdx.x % 32 != 0: the one thread a block or a warp
+  // elects, which sampled threads would hardly ever be) or combines one with predicates this
+  // thread evaluates (threadIdx.x == 0 && blockIdx.x == 0), taken as independent. nullopt
+  // for any other predicate, or one that cannot be evaluated.
+  std::optional<double> RankShare(std::int32_t id, int depth = 0) {
+    if (id <= 0) return std::nullopt;
+    const Node& n = code_.nodes[static_cast<std::size_t>(id)];
+    if (n.value == kNoRankTest || depth > 16) return std::nullopt;
+    const auto share = [&](std::int32_t x) -> std::optional<double> {
+      if (auto s = RankShare(x, depth + 1)) return s;
+      const Value v = Eval(x);
+      if (!v.known) return std::nullopt;
+      return v.v != 0 ? 1.0 : 0.0;
+    };
+    switch (n.op) {
+      case NodeOp::kCmp: {
+        const double group = RankGroup(n.value == kRankTestA ? n.a : n.b);
+        const Value w = Eval(n.value == kRankTestA ? n.b : n.a);
+        if (!(group > 0) || !w.known) return std::nullopt;
+        const bool one = w.v >= 0 && w.v < group && w.v == std::floor(w.v);
+        const double equal = one ? 1 / group : 0;
+        return n.cmp == Cmp::kEq ? equal : 1 - equal;
+      }
+      case NodeOp::kPNot: {
+        const std::optional<double> a = share(n.a);
+        if (!a) return std::nullopt;
+        return 1 - *a;
+      }
+      case NodeOp::kPAnd:
+      case NodeOp::kPOr: {
+        const std::optional<double> a = share(n.a), b = share(n.b);
+        if (!a || !b) return std::nullopt;
+        return n.op == NodeOp::kPAnd ? *a * *b : 1 - (1 - *a) * (1 - *b);
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
   // This thread's flow along each block's branch and its fall-through (join nodes read them).
   std::vector<double> taken_flow, fall_flow;
 
  private:
-  std::optional<double> ComputeTrips(const Loop& loop, int depth) {
+  // A geometric loop's run for one thread: its inputs, its trips, and the sum of the compared
+  // variable's values over them and its value after. Kept from one sampled thread to the next
+  // (which mostly share a loop over the block's size).
+  struct GeometricRun {
+    bool valid = false;
+    double init = 0, offset = 0, step = 0, bound = 0, arg = 0;
+    std::optional<double> trips;
+    double sum = 0, exit = 0;
+    bool Same(const GeometricRun& o) const {
+      return valid && init == o.init && offset == o.offset && step == o.step && bound == o.bound &&
+             arg == o.arg;
+    }
+  };
+
+  std::optional<double> ComputeTrips(int l, int depth) {
+    const Loop& loop = code_.loops[static_cast<std::size_t>(l)];
     if (!loop.formula_known) return std::nullopt;
     const auto k = static_cast<std::size_t>(loop.var);
     const Value init = Eval(loop.init[k], depth + 1);
@@ -86,6 +209,39 @@ class Evaluator {
     const Value step = Eval(loop.step[k], depth + 1);
     const Value bound = Eval(loop.bound, depth + 1);
     if (!init.known || !offset.known || !step.known || !bound.known) return std::nullopt;
+    if (loop.step_op[k] != NodeOp::kAdd) {
+      // Geometric: run the variable through its values, as the loop does, until the test
+      // fails.
+      Value arg{true, 0};
+      if (loop.compare_op != NodeOp::kUnknown) arg = Eval(loop.compare_arg, depth + 1);
+      if (!arg.known) return std::nullopt;
+      GeometricRun run;
+      run.valid = true;
+      run.init = init.v;
+      run.offset = offset.v;
+      run.step = step.v;
+      run.bound = bound.v;
+      run.arg = arg.v;
+      if (runs_.empty()) runs_.resize(code_.loops.size());
+      GeometricRun& last = runs_[static_cast<std::size_t>(l)];
+      if (last.Same(run)) return last.trips;
+      const GeometricStep compared(loop.compare_op, arg.v), next(loop.step_op[k], step.v);
+      double x = init.v;
+      for (int j = 0; j < kMaxGeometricTrips && compared.valid && next.valid; ++j) {
+        if (!Compare(loop.cmp, compared(x) + offset.v, bound.v)) {
+          run.trips = loop.do_while ? j + 1 : j;
+          if (loop.do_while) run.sum += x;
+          run.exit = loop.do_while ? next(x) : x;
+          break;
+        }
+        run.sum += x;
+        const double y = next(x);
+        if (y == x) break;  // a fixed point: never leaves
+        x = y;
+      }
+      last = run;
+      return run.trips;
+    }
     const double a = init.v + offset.v, s = step.v, b = bound.v;
     // The first iteration j at which cmp(a + j*s, b) fails.
     double fail = 0;
@@ -166,6 +322,15 @@ class Evaluator {
         const Value step = Eval(loop.step[k], depth + 1);
         const std::optional<double> trips = Trips(n.a, depth + 1);
         if (!step.known || !trips) return n.op == NodeOp::kLoopVar ? init : Value{};
+        if (loop.step_op[k] != NodeOp::kAdd) {
+          const bool inside = n.op == NodeOp::kLoopVar;
+          if (n.b == loop.var) {  // the compared variable: its run gave the trips
+            const GeometricRun& run = runs_[static_cast<std::size_t>(n.a)];
+            if (inside && *trips <= 0) return init;
+            return {true, inside ? run.sum / *trips : run.exit};
+          }
+          return GeometricValue(loop.step_op[k], init.v, step.v, *trips, inside);
+        }
         // Inside the loop: its mean iteration (exact on average for affine uses, such as a
         // triangular inner loop); after it: where it stopped.
         const double j =
@@ -217,30 +382,8 @@ class Evaluator {
         return {true, std::min(a.v, b.v)};
       case NodeOp::kMax:
         return {true, std::max(a.v, b.v)};
-      case NodeOp::kCmp: {
-        bool r = false;
-        switch (n.cmp) {
-          case Cmp::kLt:
-            r = a.v < b.v;
-            break;
-          case Cmp::kLe:
-            r = a.v <= b.v;
-            break;
-          case Cmp::kGt:
-            r = a.v > b.v;
-            break;
-          case Cmp::kGe:
-            r = a.v >= b.v;
-            break;
-          case Cmp::kEq:
-            r = a.v == b.v;
-            break;
-          case Cmp::kNe:
-            r = a.v != b.v;
-            break;
-        }
-        return {true, r ? 1.0 : 0.0};
-      }
+      case NodeOp::kCmp:
+        return {true, Compare(n.cmp, a.v, b.v) ? 1.0 : 0.0};
       case NodeOp::kPAnd:
         return {true, (a.v != 0 && b.v != 0) ? 1.0 : 0.0};
       case NodeOp::kPOr:
@@ -248,6 +391,50 @@ class Evaluator {
       default:
         return {};
     }
+  }
+
+  // A geometric variable in the loop (the mean of its values over the trips: exact on
+  // average for affine uses, `if (threadIdx.x < s)` in a tree reduction, an inner loop to s)
+  // or after it (where it stopped).
+  static Value GeometricValue(NodeOp op, double init, double step, double trips, bool inside) {
+    if (inside && trips <= 0) return {true, init};
+    const GeometricStep next(op, step);
+    if (!next.valid) return {};
+    double x = init, sum = 0;
+    for (int j = 0; j < trips; ++j) {
+      if (j >= kMaxGeometricTrips) return {};
+      sum += x;
+      const double y = next(x);
+      if (y == x) {  // a fixed point: the rest of the trips keep it
+        sum += x * (trips - j - 1);
+        break;
+      }
+      x = y;
+    }
+    return {true, inside ? sum / trips : x};
+  }
+
+  // The number of threads (or blocks) among which node `id` is a rank (each value once):
+  // threadIdx.x among the block's x, the lane among 32, blockIdx.x among the grid's x,
+  // threadIdx.x & (2^k - 1) among 2^k; 0 if none.
+  double RankGroup(std::int32_t id) const {
+    const Node& n = code_.nodes[static_cast<std::size_t>(id)];
+    const double block_threads = static_cast<double>(block_.x) * block_.y * block_.z;
+    if (n.op == NodeOp::kSpecial) {
+      if (n.value == static_cast<std::int64_t>(Special::kTidX)) return block_.x;
+      if (n.value == static_cast<std::int64_t>(Special::kCtaidX)) return grid_.x;
+      if (n.value == static_cast<std::int64_t>(Special::kLaneId))
+        return std::min(32.0, block_threads);
+      return 0;
+    }
+    if (n.op != NodeOp::kAnd) return 0;
+    for (const auto& [x, m] : {std::pair{n.a, n.b}, std::pair{n.b, n.a}}) {
+      const Node& mask = code_.nodes[static_cast<std::size_t>(m)];
+      if (mask.op != NodeOp::kConst || mask.value < 0 || mask.value > (1 << 30)) continue;
+      const double inner = RankGroup(x);
+      if (inner > 0) return std::min(inner, static_cast<double>(mask.value) + 1);
+    }
+    return 0;
   }
 
   double SpecialValue(Special s) const {
@@ -291,6 +478,7 @@ class Evaluator {
   std::vector<Value> memo_;
   std::vector<std::uint8_t> state_;  // 0 not evaluated, 1 in progress, 2 done
   std::vector<std::optional<double>> trips_;
+  std::vector<GeometricRun> runs_;  // by loop, once a geometric loop is run
   std::vector<std::uint8_t> trip_state_;
   double footprint_ = 0;
 };
@@ -312,6 +500,11 @@ KernelWork KernelCode::Work(Dim3 grid, Dim3 block, std::span<const LaunchArgumen
   const double samples = std::min<double>(kSampledThreads, work.threads);
   std::vector<double> inflow(code.blocks.size() + 1);
   std::vector<double> loop_inflow(code.loops.size());
+  // The sites where some sampled thread took an assumption: loops, then blocks (a block's
+  // guards and its branch), then copies.
+  const std::size_t block_sites = code.loops.size();
+  const std::size_t copy_sites = block_sites + code.blocks.size();
+  std::vector<std::uint8_t> assumed_at(copy_sites + static_cast<std::size_t>(code.copy_sites));
   Counts total;
   for (int k = 0; k < static_cast<int>(samples); ++k) {
     // The middle of the k-th of `samples` equal parts of the blocks and, within that block,
@@ -327,6 +520,8 @@ KernelWork KernelCode::Work(Dim3 grid, Dim3 block, std::span<const LaunchArgumen
     std::fill(inflow.begin(), inflow.end(), 0);
     inflow[0] = 1;
     const auto probability = [&](const PredRef& p, bool* assumed) {
+      if (const std::optional<double> share = eval.RankShare(p.node))
+        return p.negated ? 1 - *share : *share;
       const Value v = eval.Eval(p.node);
       if (!v.known) {
         *assumed = true;
@@ -354,7 +549,7 @@ KernelWork KernelCode::Work(Dim3 grid, Dim3 block, std::span<const LaunchArgumen
           trips = per_iteration > 0 && eval.footprint() > 0
                       ? std::max(1.0 / freq, eval.footprint() / per_iteration)
                       : 1.0;
-          if (k == 0) ++work.assumed_loops;
+          assumed_at[l] = 1;
         }
         freq *= *trips;
       }
@@ -363,6 +558,15 @@ KernelWork KernelCode::Work(Dim3 grid, Dim3 block, std::span<const LaunchArgumen
       bool assumed = false;
       for (const auto& [guard, counts] : blk.guarded)
         total.Add(counts, freq * probability(guard, &assumed));
+      for (const SizedCopy& c : blk.copies) {
+        const double share = c.guarded ? freq * probability(c.guard, &assumed) : freq;
+        if (share == 0) continue;
+        const Value bytes = eval.Eval(c.bytes);
+        if (bytes.known && bytes.v >= 0)
+          total.global_bytes += bytes.v * c.times * share;
+        else
+          assumed_at[copy_sites + static_cast<std::size_t>(c.site)] = 1;
+      }
       // Where the flow goes on.
       const auto leaves = [&](int target) {
         return blk.innermost_loop >= 0 &&
@@ -408,8 +612,17 @@ KernelWork KernelCode::Work(Dim3 grid, Dim3 block, std::span<const LaunchArgumen
           }
         }
       }
-      if (assumed && k == 0) ++work.assumed_branches;
+      if (assumed) assumed_at[block_sites + bi] = 1;
     }
+  }
+  for (std::size_t i = 0; i < assumed_at.size(); ++i) {
+    if (!assumed_at[i]) continue;
+    if (i < block_sites)
+      ++work.assumed_loops;
+    else if (i < copy_sites)
+      ++work.assumed_branches;
+    else
+      ++work.assumed_copies;
   }
   const double scale = work.threads / samples;
   work.global_bytes = total.global_bytes * scale;

@@ -39,7 +39,7 @@ LaunchArgument Value(std::int64_t v) { return {true, v}; }
 const LaunchArgument kUnknown{};
 
 TEST(KernelCode, FindsEveryEntryWithItsParameters) {
-  ASSERT_EQ(Kernels().size(), 6u);
+  ASSERT_EQ(Kernels().size(), 17u);
   const KernelCode& saxpy = Kernel("_Z5saxpyifPKfPf");
   ASSERT_EQ(saxpy.params().size(), 4u);
   EXPECT_EQ(saxpy.params()[0].size, 4);
@@ -136,6 +136,190 @@ TEST(KernelCode, LoopsBoundedByDataAreBoundedByTheAllocations) {
   const double footprint = values + 8 * rows + 4;
   EXPECT_GT(w.global_bytes, 0.5 * footprint);
   EXPECT_LT(w.global_bytes, 1.5 * footprint);
+}
+
+TEST(KernelCode, GeometricLoopsRunTheirHalvingsAndDoublings) {
+  // One 4-byte load a trip and one 4-byte store a thread. s = blockDim.x / 2, s /= 2 while
+  // s > 0: 256 threads run s = 128, 64, ..., 1 (8 trips); 96 threads s = 48, 24, 12, 6, 3, 1
+  // (6); one thread none.
+  const KernelCode& halving = Kernel("_Z13halving_readsPKfPf");
+  const LaunchArgument pointers[] = {Value(4096), Value(1 << 24)};
+  for (const auto& [block, trips] : {std::pair{256, 8}, std::pair{96, 6}, std::pair{1, 0}}) {
+    const KernelWork w = halving.Work({64, 1, 1}, {static_cast<unsigned>(block), 1, 1}, pointers);
+    EXPECT_DOUBLE_EQ(w.global_bytes, 64.0 * block * (4 * trips + 4)) << block;
+    EXPECT_EQ(w.assumed_loops, 0);
+  }
+  EXPECT_TRUE(halving.notes().empty());
+  // s = 1, s <<= 1 while s < n: n = 1000 and 1024 run s = 1, ..., 512 (10 trips), 1025 also
+  // 1024 (11), n = 1 none.
+  const KernelCode& doubling = Kernel("_Z14doubling_readsPKfPfi");
+  EXPECT_TRUE(doubling.params()[2].extent);
+  for (const auto& [n, trips] :
+       {std::pair{1000, 10}, std::pair{1024, 10}, std::pair{1025, 11}, std::pair{1, 0}}) {
+    const LaunchArgument args[] = {Value(4096), Value(1 << 24), Value(n)};
+    const KernelWork w = doubling.Work({64, 1, 1}, {128, 1, 1}, args);
+    EXPECT_DOUBLE_EQ(w.global_bytes, 64.0 * 128 * (4 * trips + 4)) << n;
+    EXPECT_EQ(w.assumed_loops, 0);
+  }
+  // Signed s /= 2 while s != 0, which nvcc writes (s + (s >> 31)) >> 1 and tests as
+  // s + 1 > 2: n = 1000 runs 1000, 500, 250, 125, 62, 31, 15, 7, 3, 1 (10); 2^20 21; 1 one.
+  const KernelCode& signed_halving = Kernel("_Z20signed_halving_readsPKfPfi");
+  EXPECT_TRUE(signed_halving.params()[2].extent);
+  for (const auto& [n, trips] :
+       {std::pair{1000, 10}, std::pair{1 << 20, 21}, std::pair{1, 1}, std::pair{0, 0}}) {
+    const LaunchArgument args[] = {Value(4096), Value(1 << 24), Value(n)};
+    const KernelWork w = signed_halving.Work({64, 1, 1}, {128, 1, 1}, args);
+    EXPECT_DOUBLE_EQ(w.global_bytes, 64.0 * 128 * (4 * trips + 4)) << n;
+    EXPECT_EQ(w.assumed_loops, 0);
+  }
+}
+
+TEST(KernelCode, TreeReductionOverAnyBlock) {
+  // for (s = blockDim.x / 2; s > 0; s >>= 1) if (threadIdx.x < s) add: not unrollable.
+  const KernelCode& k = Kernel("_Z8tree_sumPKfPfi");
+  EXPECT_EQ(k.loops(), 1);
+  EXPECT_TRUE(k.notes().empty());
+  const int blocks = 1024, threads = 256, n = blocks * threads;
+  const LaunchArgument args[] = {Value(4 * n), Value(4 * blocks), Value(n)};
+  const KernelWork w = k.Work({blocks, 1, 1}, {threads, 1, 1}, args);
+  EXPECT_EQ(w.assumed_loops, 0);
+  EXPECT_EQ(w.assumed_branches, 0);
+  // Every element read once; thread 0 of each block (no sampled thread) stores its sum.
+  EXPECT_DOUBLE_EQ(w.global_bytes, 4.0 * n + 4.0 * blocks);
+  // 128 + 64 + ... + 1 = 255 adds a block; the 16 sampled threads see the guard to 1/16.
+  EXPECT_NEAR(w.fma_flops, 255.0 * blocks, 0.01 * 255 * blocks);
+}
+
+TEST(KernelCode, GeometricLoopsOverDataOrHashesAreNotCounted) {
+  const KernelCode& k = Kernel("_Z12data_halvingPKjPfj");
+  ASSERT_EQ(k.params().size(), 3u);
+  EXPECT_FALSE(k.params()[0].extent);
+  EXPECT_FALSE(k.params()[2].extent);  // the seed
+  ASSERT_EQ(k.notes().size(), 2u);
+  LaunchArgument args[] = {Value(4 * 64), Value(4 << 20), Value(17)};
+  const KernelWork a = k.Work({64, 1, 1}, {256, 1, 1}, args);
+  EXPECT_EQ(a.assumed_loops, 2);
+  args[2] = Value(4'000'000'007);
+  const KernelWork b = k.Work({64, 1, 1}, {256, 1, 1}, args);
+  EXPECT_EQ(b.assumed_loops, 2);
+  EXPECT_DOUBLE_EQ(a.global_bytes, b.global_bytes);
+  EXPECT_DOUBLE_EQ(a.instructions, b.instructions);
+}
+
+TEST(KernelCode, OneLaneOrThreadElectedIsCounted) {
+  // Every thread reads 4 bytes; lane 0 of each warp (threadIdx.x % 32 == 0) stores 4.
+  const KernelCode& k = Kernel("_Z9warp_sumsPKfPf");
+  const double threads = 512.0 * 256;
+  const LaunchArgument args[] = {Value(4 << 20), Value(1 << 20)};
+  const KernelWork w = k.Work({512, 1, 1}, {256, 1, 1}, args);
+  EXPECT_DOUBLE_EQ(w.global_bytes, 4 * threads + 4 * threads / 32);
+  EXPECT_DOUBLE_EQ(w.fma_flops, 5 * threads);  // five shuffle-and-add steps
+  EXPECT_EQ(w.assumed_branches, 0);
+}
+
+TEST(KernelCode, ElectedThreadsAndBlocksAreCountedAsTheirShare) {
+  // No sampled thread is thread 0, nor in block 0 or the last block of 64: 4 bytes once, 4
+  // a block, 4 a thread of the last block, and 4 for each of the first `count` blocks (that
+  // test, on blockIdx.x < count, is sampled: exact for count 32 of 64).
+  const KernelCode& k = Kernel("_Z10grid_flagsPfPii");
+  EXPECT_TRUE(k.params()[2].extent);
+  const LaunchArgument args[] = {Value(4096), Value(4), Value(32)};
+  const KernelWork w = k.Work({64, 1, 1}, {128, 1, 1}, args);
+  EXPECT_DOUBLE_EQ(w.global_bytes, 4 + 4 * 64 + 4 * 128 + 4 * 32);
+  EXPECT_EQ(w.assumed_branches, 0);
+}
+
+TEST(KernelCode, AmpereAsyncCopiesAreGlobalLoads) {
+  const KernelCode& k = Kernel("_Z10async_copyPK6float4Pf");
+  EXPECT_TRUE(k.params()[0].address);
+  const LaunchArgument args[] = {Value(16 << 20), Value(4 << 20)};
+  const KernelWork w = k.Work({1024, 1, 1}, {256, 1, 1}, args);
+  EXPECT_DOUBLE_EQ(w.global_bytes, 1024.0 * 256 * (16 + 4));  // cp.async 16, one float out
+}
+
+TEST(KernelCode, BulkCopiesCountTheirSizes) {
+  const KernelCode& k = Kernel("_Z9bulk_copyPKfPfi");
+  EXPECT_TRUE(k.params()[0].address);
+  EXPECT_TRUE(k.params()[1].address);
+  EXPECT_TRUE(k.params()[2].extent);  // the bulk store's size
+  // Thread 0 of each block copies 4096 bytes in and 4n out; every thread stores a float.
+  for (const int n : {1024, 256}) {
+    const LaunchArgument args[] = {Value(4 << 20), Value(4 << 20), Value(n)};
+    const KernelWork w = k.Work({256, 1, 1}, {128, 1, 1}, args);
+    EXPECT_DOUBLE_EQ(w.global_bytes, 256.0 * (4096 + 4 * 128 + 4 * n)) << n;
+    EXPECT_EQ(w.assumed_copies, 0);
+    EXPECT_EQ(w.assumed_loops, 1);  // the wait on the mbarrier's phase
+  }
+}
+
+TEST(KernelCode, TensorMapCopiesCountWhatExpectTxTells) {
+  const KernelCode& k = Kernel("_Z9tma_tiles14CUtensorMap_stPfi");
+  ASSERT_EQ(k.params().size(), 3u);
+  EXPECT_EQ(k.params()[0].size, 128);  // the CUtensorMap
+  EXPECT_TRUE(k.params()[2].extent);   // tiles
+  // The store through the tensor map has no size in the code: a note, and an assumption.
+  ASSERT_EQ(k.notes().size(), 2u);
+  EXPECT_NE(k.notes()[1].find("tensor store"), std::string::npos) << k.notes()[1];
+  // Thread 0 loads `tiles` boxes of 64 x 32 floats, 8192 bytes as its expect_tx says; every
+  // thread stores a float.
+  for (const int tiles : {8, 3}) {
+    const LaunchArgument args[] = {kUnknown, Value(4 << 20), Value(tiles)};
+    const KernelWork w = k.Work({132, 1, 1}, {128, 1, 1}, args);
+    EXPECT_DOUBLE_EQ(w.global_bytes, 132.0 * (8192 * tiles + 4 * 128)) << tiles;
+    EXPECT_EQ(w.assumed_copies, 1);
+  }
+}
+
+TEST(KernelCode, CopiesOfUnknownSizeAreAssumptionsNotGuesses) {
+  // A bulk copy sized by a value read from memory, and a tensor-map load with no expect_tx
+  // to tell its bytes (`::` in the opcodes is no label); prefetches and commits move none.
+  auto kernels = AnalyzePtx(R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 k_param_0, .param .u64 k_param_1)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  .shared .align 128 .b8 tile[4096];
+  ld.param.u64 %rd1, [k_param_0];
+  ld.param.u64 %rd2, [k_param_1];
+  cvta.to.global.u64 %rd3, %rd2;
+  ld.global.nc.L1::no_allocate.u32 %r1, [%rd3];
+  mov.u32 %r2, tile;
+  cp.async.bulk.prefetch.L2.global [%rd1], 4096;
+  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r2], [%rd1], %r1, [%r3];
+  cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r2], [%rd1, {%r1}], [%r3];
+  cp.async.bulk.commit_group;
+  ret;
+}
+)");
+  ASSERT_TRUE(kernels.ok()) << kernels.status().message();
+  const KernelCode& k = kernels->front();
+  EXPECT_EQ(k.instructions(), 10);
+  ASSERT_EQ(k.notes().size(), 2u);
+  EXPECT_NE(k.notes()[0].find("read from memory"), std::string::npos) << k.notes()[0];
+  EXPECT_NE(k.notes()[1].find("no expect_tx"), std::string::npos) << k.notes()[1];
+  EXPECT_FALSE(k.params()[1].extent);
+  const LaunchArgument args[] = {Value(1 << 20), Value(4)};
+  const KernelWork w = k.Work({8, 1, 1}, {128, 1, 1}, args);
+  EXPECT_DOUBLE_EQ(w.global_bytes, 4.0 * 8 * 128);  // the load only
+  EXPECT_EQ(w.assumed_copies, 2);
+}
+
+TEST(KernelCode, AssumptionsOfAnySampledThreadCountOncePerSite) {
+  // Only the upper half of each block reaches the branch on flags[i], the branch around the
+  // loop and the loop bounded by counts[i]: the first sampled thread (threadIdx.x 8) none.
+  const KernelCode& k = Kernel("_Z17upper_half_lookupPKiS0_Pfi");
+  const int n = 64 * 256;
+  const LaunchArgument args[] = {Value(4 * n), Value(4 * n), Value(4 * n), Value(n)};
+  const KernelWork w = k.Work({64, 1, 1}, {256, 1, 1}, args);
+  EXPECT_EQ(w.assumed_branches, 2);  // eight sampled threads each, one site each
+  EXPECT_EQ(w.assumed_loops, 1);
+  // With n = 0 no thread gets past the first guard: nothing is assumed.
+  const LaunchArgument none[] = {Value(4 * n), Value(4 * n), Value(4 * n), Value(0)};
+  const KernelWork z = k.Work({64, 1, 1}, {256, 1, 1}, none);
+  EXPECT_EQ(z.assumed_branches, 0);
+  EXPECT_EQ(z.assumed_loops, 0);
 }
 
 TEST(KernelCode, ReadsThePtxOutOfTheObjectsCompressedFatbin) {

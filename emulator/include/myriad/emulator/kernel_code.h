@@ -30,10 +30,13 @@ struct KernelWork {
   DataType tensor_dtype = DataType::kBfloat16;  // the input type of the most tensor FLOPs
   double sfu_ops = 0;       // ex2, lg2, rsqrt, rcp, sin, cos, tanh (approximate forms)
   double instructions = 0;  // thread-instructions executed (each issues as 1/32 of a warp's)
-  // How many of the kernel's loop trip counts and branches this launch could not evaluate
-  // (a bound read from memory, a hashed value): those took the documented assumptions.
+  // How many of the kernel's loops, branches (a block's guards and its branch are one) and
+  // bulk copies this launch could not evaluate for at least one sampled thread (a bound read
+  // from memory, a hashed value, a tensor map's box): those took the documented assumptions.
+  // Each counts once however many sampled threads made it.
   int assumed_loops = 0;
   int assumed_branches = 0;
+  int assumed_copies = 0;  // counted as no bytes
 };
 
 // A parameter of a kernel as its PTX declares it.
@@ -41,7 +44,7 @@ struct KernelCodeParam {
   std::string name;
   int size = 0;          // bytes
   bool address = false;  // the code dereferences it (a pointer)
-  bool extent = false;   // the code bounds a loop or a branch with it
+  bool extent = false;   // the code bounds a loop or a branch, or sizes a copy, with it
 };
 
 // What a launch tells about a parameter: an integer's value, or for an address the bytes of
@@ -83,8 +86,9 @@ Result<std::vector<KernelCode>> AnalyzePtx(std::string_view ptx);
 // Fails on a damaged fatbin; a fatbin with only SASS gives no modules.
 Result<std::vector<std::string>> PtxInFatbin(std::span<const std::byte> fatbin);
 
-// The PTX modules of every fatbin in an ELF file's .nv_fatbin sections; none when the file
-// has no such section. Files or sections over `max_section_bytes` are skipped (none is read).
+// The PTX modules of every fatbin in an ELF file's .nv_fatbin sections, and a cubin's own PTX
+// in .nv_debug_ptx_txt (ptxas -lineinfo, as Triton compiles); none when the file has neither. Files
+// or sections over `max_section_bytes` are skipped (none is read).
 Result<std::vector<std::string>> PtxInElfFile(const std::string& path,
                                               std::size_t max_section_bytes);
 
