@@ -91,6 +91,15 @@ Status DecodeErrors(const std::string& payload,
   return Status::Ok();
 }
 
+Status DecodeModule(const std::string& payload, std::string* path) {
+  if (payload.empty() || payload.size() > wire::kMaxModulePath || payload[0] != '/')
+    return Status::InvalidArgument("a malformed module path");
+  for (unsigned char c : payload)
+    if (c < 0x20 || c == 0x7f) return Status::InvalidArgument("a malformed module path");
+  *path = payload;
+  return Status::Ok();
+}
+
 Status Decode(const wire::FrameHeader& header, const std::string& payload) {
   if (header.length != payload.size() || payload.size() > wire::MaxPayload(header.type))
     return Status::InvalidArgument("a frame whose length is not its payload's");
@@ -120,6 +129,10 @@ Status Decode(const wire::FrameHeader& header, const std::string& payload) {
     case wire::FrameType::kErrors: {
       std::vector<std::pair<std::uint32_t, std::string>> errors;
       return DecodeErrors(payload, &errors);
+    }
+    case wire::FrameType::kModule: {
+      std::string path;
+      return DecodeModule(payload, &path);
     }
     default:
       return Status::InvalidArgument(

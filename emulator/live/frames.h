@@ -31,6 +31,8 @@ Status DecodeThread(const std::string& payload, wire::ThreadState* report);
 // (count, CUDA error name) pairs; names are at most kMaxCommName bytes of printable text.
 Status DecodeErrors(const std::string& payload,
                     std::vector<std::pair<std::uint32_t, std::string>>* errors);
+// A module file's path (kModule): absolute, printable, at most wire::kMaxModulePath bytes.
+Status DecodeModule(const std::string& payload, std::string* path);
 // Any frame a process may send, by its header: what the server would decode, for the fuzzer.
 Status Decode(const wire::FrameHeader& header, const std::string& payload);
 

@@ -1,6 +1,8 @@
 // Finding and counting kernels' own code for live processes.
 #include "live/kernel_code_index.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +19,22 @@ std::string Link(const std::string& path) {
   char buffer[4096];
   const ssize_t n = ::readlink(path.c_str(), buffer, sizeof buffer - 1);
   return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string();
+}
+
+// A PTX file beside a cubin: a regular file of at most kMaxFatbinSectionBytes (a FIFO or a
+// device in its place is not read); empty if there is none.
+std::string ReadText(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return {};
+  struct stat st {};
+  std::string text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      static_cast<std::uint64_t>(st.st_size) <= kMaxFatbinSectionBytes) {
+    text.resize(static_cast<std::size_t>(st.st_size));
+    if (::pread(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) text.clear();
+  }
+  ::close(fd);
+  return text;
 }
 
 std::string ProcPath(int pid, const char* what) {
@@ -48,14 +66,29 @@ void KernelCodeIndex::AddProcess(int pid) {
   pids_.emplace(pid, std::move(paths));
 }
 
+void KernelCodeIndex::AddModuleFile(int pid, const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  modules_[pid].push_back(path);
+  ++generation_;
+}
+
 const KernelCode* KernelCodeIndex::Find(int pid, const std::string& mangled) {
   const auto key = std::make_pair(pid, mangled);
-  if (auto it = found_.find(key); it != found_.end()) return it->second;
   std::vector<std::string> paths;
+  std::uint64_t generation = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = pids_.find(pid); it != pids_.end()) paths = it->second;
+    generation = generation_;
+    // Modules loaded through the driver first, the newest first (a name Inductor reuses is
+    // the latest load's); then the executable and its libraries.
+    if (auto it = modules_.find(pid); it != modules_.end())
+      paths.assign(it->second.rbegin(), it->second.rend());
+    if (auto it = pids_.find(pid); it != pids_.end())
+      paths.insert(paths.end(), it->second.begin(), it->second.end());
   }
+  if (auto it = found_.find(key);
+      it != found_.end() && (it->second.code || it->second.generation == generation))
+    return it->second.code;
   const KernelCode* code = nullptr;
   const std::string entry = ".entry " + mangled;
   for (const std::string& path : paths) {
@@ -64,6 +97,11 @@ const KernelCode* KernelCodeIndex::Find(int pid, const std::string& mangled) {
       file.read = true;
       auto modules = PtxInElfFile(path, kMaxFatbinSectionBytes);
       if (modules.ok()) file.modules = std::move(modules).value();
+      // A cubin without its PTX inside (ptxas without -lineinfo): Triton's cache keeps the
+      // PTX beside it, NAME.ptx for NAME.cubin.
+      if (file.modules.empty() && path.size() > 6 && path.ends_with(".cubin"))
+        if (std::string ptx = ReadText(path.substr(0, path.size() - 6) + ".ptx"); !ptx.empty())
+          file.modules.push_back(std::move(ptx));
       file.analysed.assign(file.modules.size(), false);
     }
     if (auto it = file.kernels.find(mangled); it != file.kernels.end()) {
@@ -86,7 +124,7 @@ const KernelCode* KernelCodeIndex::Find(int pid, const std::string& mangled) {
     }
     if (code) break;
   }
-  found_[key] = code;
+  found_[key] = Found{code, generation};
   return code;
 }
 
@@ -103,9 +141,19 @@ bool KernelCodeIndex::Count(int pid, const std::string& mangled, const timing::K
   put(static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(code)));
   for (std::uint32_t d : {w.grid[0], w.grid[1], w.grid[2], w.block[0], w.block[1], w.block[2]})
     put(d);
+  // A kernel loaded through the driver says which of its parameters were pointers; others'
+  // names say where their reported parameters are.
+  std::vector<int> by_layout_ints, by_layout_pointers;
+  if (w.param_count > 0) {
+    for (int p = 0; p < w.param_count && p < 32; ++p)
+      ((w.pointer_mask >> p) & 1 ? by_layout_pointers : by_layout_ints).push_back(p);
+  }
+  const std::vector<int>& int_positions = w.param_count > 0 ? by_layout_ints : kernel.int_positions;
+  const std::vector<int>& pointer_positions =
+      w.param_count > 0 ? by_layout_pointers : kernel.pointer_positions;
   const std::size_t ints = std::min<std::size_t>(w.int_arg_count, std::size(w.int_args));
-  for (std::size_t i = 0; i < ints && i < kernel.int_positions.size(); ++i) {
-    const auto p = static_cast<std::size_t>(kernel.int_positions[i]);
+  for (std::size_t i = 0; i < ints && i < int_positions.size(); ++i) {
+    const auto p = static_cast<std::size_t>(int_positions[i]);
     if (p >= args.size() || !code->params()[p].extent) continue;
     args[p] = {true, w.int_args[i]};
     put(static_cast<std::int64_t>(p));
@@ -114,8 +162,8 @@ bool KernelCodeIndex::Count(int pid, const std::string& mangled, const timing::K
   const std::size_t pointers =
       std::min<std::size_t>(w.pointer_arg_count, std::size(w.pointer_bytes));
   double footprint = 0;
-  for (std::size_t i = 0; i < pointers && i < kernel.pointer_positions.size(); ++i) {
-    const auto p = static_cast<std::size_t>(kernel.pointer_positions[i]);
+  for (std::size_t i = 0; i < pointers && i < pointer_positions.size(); ++i) {
+    const auto p = static_cast<std::size_t>(pointer_positions[i]);
     if (p >= args.size() || !code->params()[p].address) continue;
     const auto bytes = static_cast<std::int64_t>(w.pointer_bytes[i]);
     args[p] = {bytes > 0, bytes};  // 0: memory Myriad did not allocate

@@ -26,6 +26,9 @@ class KernelCodeIndex {
  public:
   // I/O thread, at each connection: the files a process runs code from, read at its first.
   void AddProcess(int pid);
+  // I/O thread: a module the process loaded from a file (a cubin Triton or Inductor wrote,
+  // its PTX embedded or beside it as NAME.ptx), searched before the others, newest first.
+  void AddModuleFile(int pid, const std::string& path);
   // Engine thread: counts a kernel op's work from its code if the process's files hold it:
   // sets op->bytes (global traffic, bounded by what its pointers reach) and op->counts.
   // `kernel` is the op's name classified (its reported parameters' positions). False when no
@@ -42,11 +45,19 @@ class KernelCodeIndex {
   };
   const KernelCode* Find(int pid, const std::string& mangled);
 
-  std::mutex mu_;  // pids_: AddProcess runs on the I/O thread
+  std::mutex mu_;  // pids_, modules_, generation_: written on the I/O thread
   std::map<int, std::vector<std::string>> pids_;
+  std::map<int, std::vector<std::string>> modules_;  // module files, in load order
+  std::uint64_t generation_ = 0;                     // modules added so far
   // Engine thread only.
-  std::map<std::string, File> files_;                                            // by path
-  std::map<std::pair<int, std::string>, const KernelCode*, std::less<>> found_;  // or null
+  std::map<std::string, File> files_;  // by path
+  // A kernel's code, or null with the module generation it was not found at (a module loaded
+  // later may hold it).
+  struct Found {
+    const KernelCode* code = nullptr;
+    std::uint64_t generation = 0;
+  };
+  std::map<std::pair<int, std::string>, Found, std::less<>> found_;
   std::unordered_map<std::string, KernelWork> works_;  // launch key -> work
 };
 

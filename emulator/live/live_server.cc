@@ -699,6 +699,8 @@ class Server : public LiveWorkload {
     if (hello.pid > 0) kernel_code_.AddProcess(hello.pid);
     return process;
   }
+  // I/O thread: a process loaded a module from a file, whose code Myriad reads.
+  void ModuleLoaded(int pid, const std::string& path) { kernel_code_.AddModuleFile(pid, path); }
   // I/O thread: a connection said who it is (or ended without saying).
   void Identified() {
     --unidentified_;
@@ -1064,6 +1066,13 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
       }
       for (auto& c : resumed) asio::post(c->executor(), [c] { c->Resume(); });
       server_.PokeProcess(process_);
+      return Status::Ok();
+    }
+    case wire::FrameType::kModule: {
+      std::string path;
+      if (process_ < 0) return Status::InvalidArgument("a module before hello");
+      MYRIAD_RETURN_IF_ERROR(frames::DecodeModule(payload, &path));
+      if (pid_ > 0) server_.ModuleLoaded(pid_, path);
       return Status::Ok();
     }
     case wire::FrameType::kErrors: {

@@ -16,9 +16,15 @@
 namespace myriad::emulator {
 namespace {
 
-// A kernel's name as a person reads it: demangled (`_Z4busyPf` is `busy(float*)`); the JSON
+// A kernel's name as a person reads it: demangled (`_Z4busyPf` is `busy(float*)`) and cut to
+// kReadableName characters (a PyTorch kernel's demangled name can run to kilobytes); the JSON
 // report keeps the name the program launched.
-std::string Readable(const std::string& name) { return timing::DemangleKernelName(name); }
+constexpr std::size_t kReadableName = 200;
+std::string Readable(const std::string& name) {
+  std::string readable = timing::DemangleKernelName(name);
+  if (readable.size() > kReadableName) readable = readable.substr(0, kReadableName - 3) + "...";
+  return readable;
+}
 
 // Flow fidelity: a collective's mean time with contention over its time alone.
 double Slowdown(const CollectiveStats& c) {

@@ -19,7 +19,7 @@ inline constexpr cudaUUID_t kClientTableId = {
     {'M', 'Y', 'R', 'I', 'A', 'D', '-', 'C', 'L', 'I', 'E', 'N', 'T', '-', 'v', '1'}};
 
 struct ClientTable {
-  std::uint32_t version;  // 6 (ordering after a lock's releaser added)
+  std::uint32_t version;  // 7 (kernels loaded through the driver: parameters, module files)
   // Appends an op for `device` (-1: the calling thread's current device) to the calling
   // thread's batch. Returns 0, or a cudaError_t when Myriad cannot be reached.
   int (*submit)(const wire::WireOp* op, int device);
@@ -112,6 +112,13 @@ struct ClientTable {
   // Myriad's GPU queues before anything the caller enqueues from now on, whichever of the two
   // threads' connections Myriad reads first.
   void (*order_after)(void* releaser, std::uint64_t ops);
+
+  // Kernels loaded through the driver (version >= 7). The parameter sizes of `kernel` (a
+  // kernel_named handle), in order, from its cubin: its launches then report its integer
+  // arguments and its pointers' reach by them.
+  void (*kernel_params)(void* kernel, const std::uint16_t* sizes, int count);
+  // The process loaded a module from the file at `path`: Myriad reads the kernels' code there.
+  int (*module_file)(const char* path);
 };
 inline constexpr int kWaitGoesOn = 0, kWaitWoken = 1, kWaitTimedOut = 2;
 

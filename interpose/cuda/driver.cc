@@ -8,6 +8,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include "common/client_api.h"
 #include "common/export.h"
 #include "common/unsupported.h"
+#include "cuda/cubin.h"
 
 // The runtime's internal launch entry (cudart shim), which takes a kernel handle.
 extern "C" cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
@@ -126,7 +128,44 @@ struct Function {
 struct Module {
   std::uint32_t magic = 0x444f4d4d;  // "MMOD"
   std::map<std::string, Function*, std::less<>> functions;
+  CubinLayouts layouts;  // from a cubin image: its kernels' parameters
 };
+
+// Cubins a program loads are small (Triton's: kilobytes to a few MB); a file larger than this
+// is not read for its kernels' parameters.
+constexpr std::size_t kMaxCubinBytes = std::size_t{256} << 20;
+
+// A module of `image` (a cubin, a fatbin or PTX text; only a cubin's layouts are read).
+Module* NewModule(const void* image) {
+  auto* m = new Module();
+  const auto* bytes = static_cast<const unsigned char*>(image);
+  if (const std::size_t size = CubinImageSize(bytes, kMaxCubinBytes); size > 0)
+    m->layouts = ReadCubinLayouts(bytes, size);
+  return m;
+}
+
+// A module loaded from a file: its cubin's layouts, and Myriad told where its code is.
+Module* ModuleFromFile(const char* path) {
+  std::string data;
+  if (FILE* f = std::fopen(path, "rb")) {
+    char buffer[1 << 16];
+    std::size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0 && data.size() <= kMaxCubinBytes)
+      data.append(buffer, n);
+    std::fclose(f);
+  }
+  auto* m = new Module();
+  if (!data.empty() && data.size() <= kMaxCubinBytes) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
+    if (const std::size_t size = CubinImageSize(bytes, data.size()); size > 0)
+      m->layouts = ReadCubinLayouts(bytes, size);
+  }
+  const ClientTable* t = Runtime();
+  char* absolute = ::realpath(path, nullptr);
+  if (t && t->version >= 7 && absolute) t->module_file(absolute);
+  std::free(absolute);
+  return m;
+}
 std::mutex modules_mu;
 
 Function* AsFunction(const void* f) {
@@ -144,6 +183,13 @@ Function* FunctionIn(Module* m, const char* name) {
   const ClientTable* t = Runtime();
   auto* f = new Function{0x434e464d, name, t ? t->kernel_named(name) : nullptr, 48 * 1024};
   m->functions.emplace(name, f);
+  // Its parameters from the cubin, for its launches to report their arguments by.
+  if (auto layout = m->layouts.find(std::string_view(name));
+      layout != m->layouts.end() && t && t->version >= 7 && f->kernel) {
+    std::vector<std::uint16_t> sizes;
+    for (const CubinParam& p : layout->second) sizes.push_back(p.size);
+    t->kernel_params(f->kernel, sizes.data(), static_cast<int>(sizes.size()));
+  }
   return f;
 }
 
@@ -225,6 +271,8 @@ const char* ErrorName(CUresult e) {
       return "CUDA_SUCCESS";
     case CUDA_ERROR_INVALID_VALUE:
       return "CUDA_ERROR_INVALID_VALUE";
+    case CUDA_ERROR_FILE_NOT_FOUND:
+      return "CUDA_ERROR_FILE_NOT_FOUND";
     case CUDA_ERROR_OUT_OF_MEMORY:
       return "CUDA_ERROR_OUT_OF_MEMORY";
     case CUDA_ERROR_NOT_INITIALIZED:
@@ -271,6 +319,8 @@ const char* ErrorString(CUresult e) {
       return "invalid resource handle";
     case CUDA_ERROR_NOT_FOUND:
       return "named symbol not found";
+    case CUDA_ERROR_FILE_NOT_FOUND:
+      return "file not found";
     case CUDA_ERROR_NOT_READY:
       return "device not ready";
     case CUDA_ERROR_NOT_SUPPORTED:
@@ -626,10 +676,11 @@ MYRIAD_EXPORT CUresult myriad_cuStreamWriteValue32_v1(CUstream s, CUdeviceptr p,
   return cuStreamWriteValue32_v2(s, p, value, flags);
 }
 
-// ---- Modules, libraries and functions: names only (Myriad never loads device code) ----
+// ---- Modules, libraries and functions: names, and a cubin's parameter layouts (Myriad never
+// loads device code) ----
 MYRIAD_EXPORT CUresult cuModuleLoadData(CUmodule* module, const void* image) {
   if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
-  *module = reinterpret_cast<CUmodule>(new shim::Module());
+  *module = reinterpret_cast<CUmodule>(shim::NewModule(image));
   return CUDA_SUCCESS;
 }
 MYRIAD_EXPORT CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned,
@@ -637,8 +688,10 @@ MYRIAD_EXPORT CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, u
   return cuModuleLoadData(module, image);
 }
 MYRIAD_EXPORT CUresult cuModuleLoad(CUmodule* module, const char* path) {
-  if (!path) return CUDA_ERROR_INVALID_VALUE;
-  return cuModuleLoadData(module, path);
+  if (!module || !path) return CUDA_ERROR_INVALID_VALUE;
+  if (::access(path, R_OK) != 0) return CUDA_ERROR_FILE_NOT_FOUND;
+  *module = reinterpret_cast<CUmodule>(shim::ModuleFromFile(path));
+  return CUDA_SUCCESS;
 }
 MYRIAD_EXPORT CUresult cuModuleUnload(CUmodule module) {
   return shim::AsModule(module) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
@@ -653,13 +706,17 @@ MYRIAD_EXPORT CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const
 MYRIAD_EXPORT CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option*,
                                          void**, unsigned, CUlibraryOption*, void**, unsigned) {
   if (!library || !code) return CUDA_ERROR_INVALID_VALUE;
-  *library = reinterpret_cast<CUlibrary>(new shim::Module());
+  *library = reinterpret_cast<CUlibrary>(shim::NewModule(code));
   return CUDA_SUCCESS;
 }
 MYRIAD_EXPORT CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* path, CUjit_option* o,
                                              void** ov, unsigned n, CUlibraryOption* lo, void** lov,
                                              unsigned ln) {
-  return cuLibraryLoadData(library, path, o, ov, n, lo, lov, ln);
+  if (!library || !path) return CUDA_ERROR_INVALID_VALUE;
+  if (::access(path, R_OK) != 0) return CUDA_ERROR_FILE_NOT_FOUND;
+  (void)o, (void)ov, (void)n, (void)lo, (void)lov, (void)ln;
+  *library = reinterpret_cast<CUlibrary>(shim::ModuleFromFile(path));
+  return CUDA_SUCCESS;
 }
 MYRIAD_EXPORT CUresult cuLibraryUnload(CUlibrary library) {
   return shim::AsModule(library) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;

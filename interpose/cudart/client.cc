@@ -679,6 +679,18 @@ void CountError(int code) {
   if (code > 0 && code < kErrorCodes && code != cudaErrorNotReady) ++error_counts[code];
 }
 
+int ModuleFile(const char* path) {
+  if (!path || !GetSettings().under_myriad) return 1;
+  const std::string file(path);
+  if (file.empty() || file.size() > wire::kMaxModulePath) return 1;
+  ThreadState& t = State();
+  std::lock_guard<RawMutex> lock(t.mu);
+  SendBatch(t);
+  if (!Connected(t)) return 1;
+  if (!t.client.SendModule(file)) RunEnded(t);
+  return 0;
+}
+
 void OrderAfter(void* releaser, std::uint64_t ops) {
   auto& before = *static_cast<ThreadState*>(releaser);
   ThreadState& t = State();

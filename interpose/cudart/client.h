@@ -101,6 +101,9 @@ std::uint64_t OpsEnqueued();
 // A CUDA call returned `code` to the program: counted, and told to Myriad at exit.
 void CountError(int code);
 void OrderAfter(void* releaser, std::uint64_t ops);
+// Tells Myriad the process loaded a module from the file at `path` (before the thread's next
+// launches: its batch goes first, on the same connection). 0, or 1 when Myriad cannot be told.
+int ModuleFile(const char* path);
 
 const ClientTable& Table();
 

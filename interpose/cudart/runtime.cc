@@ -327,6 +327,10 @@ struct KernelRecord {
   std::once_flag parsed;
   wire::IntegerParameters int_params;
   wire::PointerParameters pointer_params;
+  // A kernel loaded through the driver: its parameters' sizes from its cubin (set before its
+  // first launch, under kernels_mu), which say where its arguments are instead of its name.
+  std::atomic<bool> has_layout{false};
+  std::vector<std::uint16_t> param_sizes;
 };
 
 void ParseSignature(KernelRecord* kernel) {
@@ -343,10 +347,55 @@ void ParseSignature(KernelRecord* kernel) {
 // the runtime gave the host (managed, pinned); 0 for anything else.
 std::uint64_t AllocationBytesFrom(const void* p);
 
+// The reach of device or runtime-given host memory from `p` (declared below).
+std::optional<std::uint64_t> ReachFrom(const void* p, bool host_memory);
+
+// A launch of a kernel loaded through the driver, by its cubin's parameter sizes: an 8-byte
+// parameter that points into memory Myriad gave the program is a pointer (its reach
+// reported), any other parameter an integer (its value). The server maps them onto the
+// kernel's PTX parameters with the pointer mask.
+void ReadArgsByLayout(const KernelRecord* kernel, void** args, wire::WireOp* op) {
+  const std::vector<std::uint16_t>& sizes = kernel->param_sizes;
+  op->param_count = static_cast<std::uint8_t>(std::min<std::size_t>(sizes.size(), 255));
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const void* at = args[i];
+    if (!at) return;
+    if (sizes[i] == 8) {
+      void* pointer = nullptr;
+      std::memcpy(&pointer, at, sizeof pointer);
+      if (const auto reach = ReachFrom(pointer, true); reach.has_value() && pointer) {
+        if (i < 32) op->pointer_mask |= std::uint32_t{1} << i;
+        if (op->pointer_arg_count < std::size(op->pointer_bytes))
+          op->pointer_bytes[op->pointer_arg_count++] = *reach;
+        continue;
+      }
+    }
+    std::int64_t v = 0;
+    switch (sizes[i]) {
+      case 1:
+        v = *static_cast<const std::int8_t*>(at);
+        break;
+      case 2:
+        v = *static_cast<const std::int16_t*>(at);
+        break;
+      case 4:
+        v = *static_cast<const std::int32_t*>(at);
+        break;
+      case 8:
+        std::memcpy(&v, at, sizeof v);
+        break;
+      default:
+        v = 0;  // a struct (a tensor map): no integer
+    }
+    if (op->int_arg_count < std::size(op->int_args)) op->int_args[op->int_arg_count++] = v;
+  }
+}
+
 // The launch's integer parameters, as FindIntegerParameters located them in `args`, and its
 // pointer parameters' reach.
 void ReadIntegerArgs(KernelRecord* kernel, void** args, wire::WireOp* op) {
   if (!args) return;
+  if (kernel->has_layout.load(std::memory_order_acquire)) return ReadArgsByLayout(kernel, args, op);
   std::call_once(kernel->parsed, ParseSignature, kernel);
   const wire::IntegerParameters& p = kernel->int_params;
   for (int i = 0; i < p.count; ++i) {
@@ -665,6 +714,14 @@ void* KernelNamed(const char* name) {
   if (!record) record = new KernelRecord(name ? name : "kernel");
   return record;
 }
+void KernelParamsForTable(void* kernel, const std::uint16_t* sizes, int count) {
+  auto* record = static_cast<KernelRecord*>(kernel);
+  if (!record || !sizes || count <= 0) return;
+  std::lock_guard<std::mutex> lock(kernels_mu);
+  if (record->has_layout.load(std::memory_order_relaxed)) return;  // the same name loaded again
+  record->param_sizes.assign(sizes, sizes + count);
+  record->has_layout.store(true, std::memory_order_release);
+}
 void* ReserveForTable(std::size_t bytes, std::size_t alignment) {
   return DeviceMemory::Get().Reserve(bytes, alignment);
 }
@@ -693,7 +750,7 @@ void SetLastErrorFromUnsupported(int error) { last_error = static_cast<cudaError
 }  // namespace
 
 const ClientTable& Table() {
-  static const ClientTable table = {6,
+  static const ClientTable table = {7,
                                     SubmitForTable,
                                     CallForTable,
                                     InternForTable,
@@ -725,7 +782,9 @@ const ClientTable& Table() {
                                     WaitUntil,
                                     WaitOutcome,
                                     OpsEnqueued,
-                                    OrderAfter};
+                                    OrderAfter,
+                                    KernelParamsForTable,
+                                    ModuleFile};
   return table;
 }
 

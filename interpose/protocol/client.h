@@ -87,6 +87,8 @@ class Client {
   bool SendErrors(const std::vector<std::pair<std::uint32_t, std::string>>& errors) {
     return SendFrame(FrameType::kErrors, NumberedStrings(errors));
   }
+  // The path of a module file the process loaded.
+  bool SendModule(const std::string& path) { return SendFrame(FrameType::kModule, path); }
   bool SendThread(const ThreadState& state) {
     std::string payload;
     Append(payload, state);

@@ -18,7 +18,7 @@
 namespace myriad::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4452594d;  // "MYRD"
-inline constexpr std::uint32_t kVersion = 9;
+inline constexpr std::uint32_t kVersion = 10;
 inline constexpr std::uint32_t kMaxFrameBytes = 1u << 20;
 
 enum class FrameType : std::uint32_t {
@@ -34,7 +34,11 @@ enum class FrameType : std::uint32_t {
   // The errors the process's CUDA calls returned, at its exit: repeated {u32 count, u32
   // length, the error's name}, for the report.
   kErrors = 10,
+  // A module the process loaded from a file (cuModuleLoad): its path, whose cubin or PTX
+  // beside it holds the code of the kernels it launches through the driver.
+  kModule = 11,
 };
+inline constexpr std::uint32_t kMaxModulePath = 4096;
 
 // The data of a small collective or send/recv, so that what a program reads back on the host
 // is the real result (nccl.cc decides what is small). Myriad matches the members' frames by
@@ -237,7 +241,13 @@ struct WireOp {
   // kernel: for each of its first pointer parameters (kernel_signature.h), the bytes of the
   // allocation it points into from the pointer on (0: not device, managed or pinned memory)
   std::uint8_t pointer_arg_count = 0;
-  std::uint8_t reserved[7] = {};
+  // kernel loaded through the driver (a cubin's parameter layout, not a mangled name): how
+  // many parameters it has, and which of its first 32 are pointers (bit i: parameter i), so
+  // that int_args and pointer_bytes are those of its non-pointer and pointer parameters in
+  // order; 0 for a kernel whose name gives its parameters.
+  std::uint8_t param_count = 0;
+  std::uint8_t reserved[2] = {};
+  std::uint32_t pointer_mask = 0;
   std::uint64_t pointer_bytes[8] = {};
 };
 static_assert(std::is_trivially_copyable_v<WireOp>);
@@ -270,6 +280,8 @@ inline std::uint32_t MaxPayload(FrameType type) {
     case FrameType::kData:
     case FrameType::kDataReply:
       return sizeof(DataHeader) + 4096 + kMaxDataBytes;  // a name of up to 4 KiB
+    case FrameType::kModule:
+      return kMaxModulePath;
   }
   return 0;  // an unknown type carries nothing
 }

@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
@@ -308,6 +309,42 @@ TEST(TorchData, ObjectCollectivesDeliverTheObjects) {
                        "'run-42', None]"))
       << out;
   EXPECT_THAT(out, ::testing::Not(::testing::HasSubstr("not supported by Myriad"))) << out;
+}
+
+// Inductor's Triton kernels, loaded through the driver from its cache (cuModuleLoad of each
+// cubin), are timed from their own PTX: the MLP of compiled.py (batch 64, width 1024) has a
+// fused pointwise GELU over 64 x 4096 floats, one read and one write each (2,097,152 bytes),
+// and a persistent layer-norm reduction over 64 rows of 1024 floats that reads each row and
+// writes it normalised, loads the weight and bias once per row (64 x 2 x 4 KiB) and stores
+// each row's mean and rstd (2 x 64 x 4 bytes): 1,049,088 bytes as issued.
+TEST(TorchCompile, InductorsTritonKernelsAreTimedFromTheirCode) {
+  const std::string python = Python();
+  if (python.empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
+  const std::string trace = ::testing::TempDir() + "/torch_triton.jsonl";
+  const std::string report = ::testing::TempDir() + "/torch_triton.json";
+  const auto [status, out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run scenarios/dgx-h100.toml --processes 1 --timeout 600 " +
+      "--record " + trace + " --report " + report + " -- " + python +
+      " examples/pytorch/compiled.py --steps 3 2>&1");
+  ASSERT_EQ(status, 0) << out;
+  std::map<std::string, std::uint64_t> bytes;
+  std::map<std::string, int> counted;
+  std::ifstream lines(trace);
+  for (std::string line; std::getline(lines, line);) {
+    const auto op = nlohmann::json::parse(line, nullptr, false);
+    if (!op.is_object() || op.value("op", "") != "kernel") continue;
+    const std::string name = op.value("name", "");
+    if (name.rfind("triton_", 0) != 0) continue;
+    bytes[name] = op.value("bytes", std::uint64_t{0});
+    if (op.contains("counts")) ++counted[name];
+  }
+  EXPECT_EQ(bytes["triton_poi_fused_gelu_0"], 2u * 64 * 4096 * 4);
+  EXPECT_EQ(bytes["triton_per_fused_native_layer_norm_1"],
+            2u * 64 * 1024 * 4 + 64u * 2 * 1024 * 4 + 2u * 64 * 4);
+  EXPECT_GE(counted["triton_poi_fused_gelu_0"], 3);
+  const auto json = nlohmann::json::parse(ReadFile(report));
+  for (const auto& k : json["guessed_kernels"])
+    EXPECT_NE(k["name"].get<std::string>().rfind("triton_", 0), 0u) << k.dump();
 }
 
 TEST(TorchData, SmallCollectivesComputeRealResults) {

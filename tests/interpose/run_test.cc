@@ -173,6 +173,30 @@ TEST(RunTest, AKernelNoModelKnowsIsTimedFromItsCode) {
   EXPECT_THAT(out, HasSubstr("launch guess                          0 ops"));
 }
 
+// Kernels loaded through the driver API (cuModuleLoad of a cubin file, as Inductor's static
+// launcher does; Triton's cache keeps the PTX beside it): the cubin's parameter layout gives the
+// launch's arguments (n = 2^24, the pointers' 64 MiB each), the PTX beside it the kernel's code.
+// Its work, 2^24 x 12 bytes, is bounded by the 128 MiB its pointers reach: 134,217,728 bytes at
+// 0.9 x 3.35 TB/s plus the 2 us floor, 46.517 us a launch. Loaded from memory
+// (cuModuleLoadData, as Triton's own launcher does) there is no file to read its code from: a
+// guess from the launch.
+TEST(RunTest, KernelsLoadedThroughTheDriverAreTimedFromTheirCode) {
+  const std::string program = kPrograms + "/driver_module " + kPrograms + "/driver_kernels.cubin";
+  auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 1 -- " + program);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("4 launches of scale_add over 16777216 floats: 0.186 ms"));
+  EXPECT_THAT(out, HasSubstr("kernel code                           4 ops          186.067 us"));
+  std::tie(status, out) =
+      Myriad("run scenarios/dgx-h100.toml --processes 1 -- " + program + " --from-memory");
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("launch guess                          4 ops"));
+  // A missing file is the driver's error, not a crash.
+  std::tie(status, out) = Myriad("run scenarios/dgx-h100.toml --processes 1 -- " + kPrograms +
+                                 "/driver_module /nonexistent.cubin");
+  EXPECT_NE(status, 0);
+  EXPECT_THAT(out, HasSubstr("cuModuleLoad(&module, argv[1]) failed: file not found"));
+}
+
 TEST(RunTest, RealHostClockCanBeChosen) {
   const auto [status, out] = myriad::testing::RunCommand(
       "MYRIAD_HOST_CLOCK=real " + std::string(MYRIAD_BINARY) +

@@ -87,8 +87,8 @@ Result<std::vector<KernelCode>> AnalyzePtx(std::string_view ptx);
 Result<std::vector<std::string>> PtxInFatbin(std::span<const std::byte> fatbin);
 
 // The PTX modules of every fatbin in an ELF file's .nv_fatbin sections, and a cubin's own PTX
-// in .nv_debug_ptx_txt (ptxas -lineinfo, as Triton compiles); none when the file has neither. Files
-// or sections over `max_section_bytes` are skipped (none is read).
+// in .nv_debug_ptx_txt (ptxas -lineinfo, as Triton compiles); none when the file has neither.
+// Files or sections over `max_section_bytes` are skipped (none is read).
 Result<std::vector<std::string>> PtxInElfFile(const std::string& path,
                                               std::size_t max_section_bytes);
 
