@@ -18,6 +18,9 @@
 namespace myriad::emulator::profiling {
 namespace {
 
+// Element counts beyond this are not sizes a trace's tensors have (and would not fit int64).
+constexpr double kMaxCount = 1e18;
+
 double Numel(const std::vector<std::int64_t>& dims) {
   double n = 1;
   for (std::int64_t d : dims) n *= static_cast<double>(d);
@@ -33,6 +36,8 @@ std::vector<std::int64_t> IntArgsFromShapes(const timing::KernelClass& c, const 
   double largest = 0;  // the iteration size of a broadcasting elementwise op
   for (const auto& dims : r.input_dims) largest = std::max(largest, Numel(dims));
   const std::int64_t last = first.empty() ? 1 : first.back();
+  // An empty tensor (a zero dimension) has no work to derive; nor has a count past int64.
+  if (last <= 0 || !(largest > 0) || largest > kMaxCount || Numel(first) > kMaxCount) return {};
   const auto rows = static_cast<std::int64_t>(Numel(first) / static_cast<double>(last));
   switch (c.family) {
     case timing::KernelFamily::kElementwise:
