@@ -154,9 +154,11 @@ const char* DecodeOp(Cursor& c, const TraceFile& file, Op& op) {
     if (id >= file.name_count || file.is_comm[id] == 0) c.bad = true;
     *out = static_cast<NameId>(id);
   };
-  const auto data_type = [&]() {
+  // `gemm`: a GEMM's type, which may be TF32 (its math); no data is stored or sent in TF32.
+  const auto data_type = [&](bool gemm = false) {
     const std::uint8_t t = c.Byte();
-    if (t > static_cast<std::uint8_t>(DataType::kTfloat32)) c.bad = true;
+    const auto last = gemm ? DataType::kTfloat32 : DataType::kFloat8e5m2;
+    if (t > static_cast<std::uint8_t>(last)) c.bad = true;
     return static_cast<DataType>(t);
   };
   switch (op.kind) {
@@ -170,7 +172,7 @@ const char* DecodeOp(Cursor& c, const TraceFile& file, Op& op) {
         op.gemm.n = c.NonNegative();
         op.gemm.k = c.NonNegative();
         op.gemm.batch = c.NonNegative();
-        op.gemm.dtype = data_type();
+        op.gemm.dtype = data_type(true);
       }
       if ((flags & bt::kHasBytes) != 0) {
         op.bytes = c.Varint();
@@ -181,7 +183,7 @@ const char* DecodeOp(Cursor& c, const TraceFile& file, Op& op) {
           if ((bits & bt::kCountsFollow) != 0) {
             KernelCounts& k = op.counts;
             k.counted = true;
-            k.tensor_dtype = data_type();
+            k.tensor_dtype = data_type(true);
             for (double* v :
                  {&k.fma_flops, &k.fp64_flops, &k.tensor_flops, &k.sfu_ops, &k.instructions}) {
               *v = c.Double();

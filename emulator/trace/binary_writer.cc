@@ -102,7 +102,7 @@ class OpEncoder {
         if ((flags & kHasGemm) != 0) {
           const GemmShape& g = op.gemm;
           if (g.m < 0 || g.n < 0 || g.k < 0 || g.batch < 0) return "negative GEMM dimension";
-          if (!ValidDataType(g.dtype)) return "unknown GEMM data type";
+          if (!ValidDataType(g.dtype, true)) return "unknown GEMM data type";
           for (std::int64_t v : {g.m, g.n, g.k, g.batch}) {
             PutVarint(out, static_cast<std::uint64_t>(v));
           }
@@ -114,7 +114,7 @@ class OpEncoder {
                                           (op.counts.counted ? binary_trace::kCountsFollow : 0)));
           if (op.counts.counted) {
             const KernelCounts& k = op.counts;
-            if (!ValidDataType(k.tensor_dtype)) return "unknown tensor data type";
+            if (!ValidDataType(k.tensor_dtype, true)) return "unknown tensor data type";
             out.push_back(static_cast<char>(k.tensor_dtype));
             for (double v :
                  {k.fma_flops, k.fp64_flops, k.tensor_flops, k.sfu_ops, k.instructions}) {
@@ -191,8 +191,10 @@ class OpEncoder {
       if (v < 1 || v > kMaxAttentionDim) return false;
     return true;
   }
-  static bool ValidDataType(DataType t) {
-    return static_cast<int>(t) <= static_cast<int>(DataType::kTfloat32);
+  // `gemm`: a GEMM's (or a tensor instruction's) type, which may be TF32, its math.
+  static bool ValidDataType(DataType t, bool gemm = false) {
+    return static_cast<int>(t) <=
+           static_cast<int>(gemm ? DataType::kTfloat32 : DataType::kFloat8e5m2);
   }
   static void PutDim(std::string& out, const Dim3& d) {
     PutVarint(out, d.x);

@@ -152,6 +152,40 @@ TEST(RoundTripTest, RewritesATraceInPlace) {
   ExpectSameWorkload(generated, *rewritten);
 }
 
+// TF32 is a GEMM's math: kept by both formats as a GEMM's type (binary: 12).
+TEST(RoundTripTest, Tf32GemmsSurviveBothFormats) {
+  ScratchDir scratch;
+  const std::string jsonl = scratch.File("tf32.jsonl");
+  WriteText(jsonl,
+            "{\"myriad_trace\": 2, \"ranks\": 1}\n"
+            "{\"rank\": 0, \"op\": \"kernel\", \"name\": \"sgemm\", \"gemm\": {\"m\": 64, "
+            "\"n\": 64, \"k\": 64, \"dtype\": \"tf32\"}}\n");
+  auto original = MustOpen(jsonl);
+  ASSERT_NE(original, nullptr);
+  const std::string binary = scratch.File("tf32.mtrace");
+  ASSERT_TRUE(WriteBinaryTrace(*original, binary).ok());
+  auto reread = MustOpen(binary);
+  ASSERT_NE(reread, nullptr);
+  auto source = reread->OpenRank(0);
+  ASSERT_TRUE(source.ok());
+  Op op;
+  ASSERT_TRUE(*(*source)->Next(op));
+  EXPECT_EQ(op.gemm.dtype, DataType::kTfloat32);
+  // Not a collective's: the writer refuses it there.
+  InMemoryWorkload workload(1, "tf32 collective");
+  CommunicatorSpec world;
+  world.name = workload.names().Intern("world");
+  world.ranks = {0};
+  workload.AddCommunicator(world);
+  Op all_reduce;
+  all_reduce.kind = OpKind::kCollective;
+  all_reduce.comm = world.name;
+  all_reduce.count = 1;
+  all_reduce.dtype = DataType::kTfloat32;
+  workload.AddOp(0, all_reduce);
+  EXPECT_FALSE(WriteBinaryTrace(workload, scratch.File("bad.mtrace")).ok());
+}
+
 TEST(RoundTripTest, WriterRejectsWhatTheFormatCannotSay) {
   ScratchDir scratch;
   InMemoryWorkload workload(2, "bad");
