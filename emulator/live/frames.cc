@@ -100,6 +100,12 @@ Status DecodeModule(const std::string& payload, std::string* path) {
   return Status::Ok();
 }
 
+Status DecodeModulePtx(const std::string& payload) {
+  if (payload.empty() || payload.size() > wire::kMaxFrameBytes)
+    return Status::InvalidArgument("a malformed module");
+  return Status::Ok();
+}
+
 Status Decode(const wire::FrameHeader& header, const std::string& payload) {
   if (header.length != payload.size() || payload.size() > wire::MaxPayload(header.type))
     return Status::InvalidArgument("a frame whose length is not its payload's");
@@ -134,6 +140,8 @@ Status Decode(const wire::FrameHeader& header, const std::string& payload) {
       std::string path;
       return DecodeModule(payload, &path);
     }
+    case wire::FrameType::kModulePtx:
+      return DecodeModulePtx(payload);
     default:
       return Status::InvalidArgument(
           fmt::format("an unknown frame type {}", static_cast<std::uint32_t>(header.type)));

@@ -33,6 +33,8 @@ Status DecodeErrors(const std::string& payload,
                     std::vector<std::pair<std::uint32_t, std::string>>* errors);
 // A module file's path (kModule): absolute, printable, at most wire::kMaxModulePath bytes.
 Status DecodeModule(const std::string& payload, std::string* path);
+// A module's PTX (kModulePtx): non-empty, at most wire::kMaxFrameBytes.
+Status DecodeModulePtx(const std::string& payload);
 // Any frame a process may send, by its header: what the server would decode, for the fuzzer.
 Status Decode(const wire::FrameHeader& header, const std::string& payload);
 

@@ -2,6 +2,7 @@
 #include "live/kernel_code_index.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -72,6 +73,16 @@ void KernelCodeIndex::AddModuleFile(int pid, const std::string& path) {
   ++generation_;
 }
 
+void KernelCodeIndex::AddModulePtx(int pid, std::string ptx) {
+  std::replace(ptx.begin(), ptx.end(), '\0', '\n');
+  std::lock_guard<std::mutex> lock(mu_);
+  // A key no file has (paths are absolute): where Find looks for it.
+  const std::string key = fmt::format("memory module {} of process {}", generation_, pid);
+  texts_.emplace(key, std::move(ptx));
+  modules_[pid].push_back(key);
+  ++generation_;
+}
+
 const KernelCode* KernelCodeIndex::Find(int pid, const std::string& mangled) {
   const auto key = std::make_pair(pid, mangled);
   std::vector<std::string> paths;
@@ -93,6 +104,15 @@ const KernelCode* KernelCodeIndex::Find(int pid, const std::string& mangled) {
   const std::string entry = ".entry " + mangled;
   for (const std::string& path : paths) {
     File& file = files_[path];
+    if (!file.read && path[0] != '/') {  // a module from memory
+      file.read = true;
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = texts_.find(path); it != texts_.end()) {
+        file.modules.push_back(std::move(it->second));
+        texts_.erase(it);
+      }
+      file.analysed.assign(file.modules.size(), false);
+    }
     if (!file.read) {
       file.read = true;
       auto modules = PtxInElfFile(path, kMaxFatbinSectionBytes);

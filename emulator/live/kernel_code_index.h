@@ -29,6 +29,9 @@ class KernelCodeIndex {
   // I/O thread: a module the process loaded from a file (a cubin Triton or Inductor wrote,
   // its PTX embedded or beside it as NAME.ptx), searched before the others, newest first.
   void AddModuleFile(int pid, const std::string& path);
+  // I/O thread: a module the process loaded from memory, by the PTX its cubin carries
+  // (NUL-separated lines, as ptxas writes them), searched with the module files.
+  void AddModulePtx(int pid, std::string ptx);
   // Engine thread: counts a kernel op's work from its code if the process's files hold it:
   // sets op->bytes (global traffic, bounded by what its pointers reach) and op->counts.
   // `kernel` is the op's name classified (its reported parameters' positions). False when no
@@ -48,7 +51,8 @@ class KernelCodeIndex {
   std::mutex mu_;  // pids_, modules_, generation_: written on the I/O thread
   std::map<int, std::vector<std::string>> pids_;
   std::map<int, std::vector<std::string>> modules_;  // module files, in load order
-  std::uint64_t generation_ = 0;                     // modules added so far
+  std::map<std::string, std::string> texts_;  // modules from memory: by their key in modules_
+  std::uint64_t generation_ = 0;              // modules added so far
   // Engine thread only.
   std::map<std::string, File> files_;  // by path
   // A kernel's code, or null with the module generation it was not found at (a module loaded

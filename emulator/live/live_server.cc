@@ -701,6 +701,7 @@ class Server : public LiveWorkload {
   }
   // I/O thread: a process loaded a module from a file, whose code Myriad reads.
   void ModuleLoaded(int pid, const std::string& path) { kernel_code_.AddModuleFile(pid, path); }
+  void ModulePtx(int pid, std::string ptx) { kernel_code_.AddModulePtx(pid, std::move(ptx)); }
   // I/O thread: a connection said who it is (or ended without saying).
   void Identified() {
     --unidentified_;
@@ -1073,6 +1074,12 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
       if (process_ < 0) return Status::InvalidArgument("a module before hello");
       MYRIAD_RETURN_IF_ERROR(frames::DecodeModule(payload, &path));
       if (pid_ > 0) server_.ModuleLoaded(pid_, path);
+      return Status::Ok();
+    }
+    case wire::FrameType::kModulePtx: {
+      if (process_ < 0) return Status::InvalidArgument("a module before hello");
+      MYRIAD_RETURN_IF_ERROR(frames::DecodeModulePtx(payload));
+      if (pid_ > 0) server_.ModulePtx(pid_, payload);
       return Status::Ok();
     }
     case wire::FrameType::kErrors: {

@@ -119,6 +119,9 @@ struct ClientTable {
   void (*kernel_params)(void* kernel, const std::uint16_t* sizes, int count);
   // The process loaded a module from the file at `path`: Myriad reads the kernels' code there.
   int (*module_file)(const char* path);
+  // The process loaded a module from memory whose PTX is `ptx` (`bytes` long, at most
+  // wire::kMaxFrameBytes): Myriad reads the kernels' code from it.
+  int (*module_ptx)(const char* ptx, std::size_t bytes);
 };
 inline constexpr int kWaitGoesOn = 0, kWaitWoken = 1, kWaitTimedOut = 2;
 

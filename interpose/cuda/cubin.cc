@@ -82,33 +82,54 @@ std::size_t CubinImageSize(const unsigned char* image, std::size_t limit) {
   return end <= limit ? static_cast<std::size_t>(end) : 0;
 }
 
-CubinLayouts ReadCubinLayouts(const unsigned char* image, std::size_t size) {
-  CubinLayouts layouts;
+namespace {
+
+// Calls `f(name, offset, size)` for each section of an ELF image within its `size` bytes.
+template <typename F>
+void ForEachSection(const unsigned char* image, std::size_t size, F&& f) {
   Elf64_Ehdr eh{};
   if (!ReadAt(image, size, 0, &eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
       eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
       eh.e_shstrndx >= eh.e_shnum)
-    return layouts;
+    return;
   const auto header = [&](std::size_t i, Elf64_Shdr* s) {
     return ReadAt(image, size, eh.e_shoff + i * sizeof(Elf64_Shdr), s);
   };
   Elf64_Shdr names{};
   if (!header(eh.e_shstrndx, &names) || names.sh_offset > size ||
       names.sh_size > size - names.sh_offset)
-    return layouts;
+    return;
   const auto* table = reinterpret_cast<const char*>(image + names.sh_offset);
   for (std::size_t i = 0; i < eh.e_shnum; ++i) {
     Elf64_Shdr s{};
     if (!header(i, &s) || s.sh_name >= names.sh_size || s.sh_type == SHT_NOBITS) continue;
+    if (s.sh_offset > size || s.sh_size > size - s.sh_offset) continue;
     const std::string_view name(table + s.sh_name,
                                 strnlen(table + s.sh_name, names.sh_size - s.sh_name));
+    f(name, static_cast<std::size_t>(s.sh_offset), static_cast<std::size_t>(s.sh_size));
+  }
+}
+
+}  // namespace
+
+std::string CubinPtx(const unsigned char* image, std::size_t size) {
+  std::string ptx;
+  ForEachSection(image, size, [&](std::string_view name, std::size_t offset, std::size_t n) {
+    if (name == ".nv_debug_ptx_txt" && ptx.empty())
+      ptx.assign(reinterpret_cast<const char*>(image + offset), n);
+  });
+  return ptx;
+}
+
+CubinLayouts ReadCubinLayouts(const unsigned char* image, std::size_t size) {
+  CubinLayouts layouts;
+  ForEachSection(image, size, [&](std::string_view name, std::size_t offset, std::size_t n) {
     if (name.substr(0, kInfoPrefix.size()) != kInfoPrefix || name.size() == kInfoPrefix.size())
-      continue;
-    if (s.sh_offset > size || s.sh_size > size - s.sh_offset) continue;
-    std::vector<CubinParam> params = ReadInfo(image + s.sh_offset, s.sh_size);
+      return;
+    std::vector<CubinParam> params = ReadInfo(image + offset, n);
     if (!params.empty())
       layouts.emplace(std::string(name.substr(kInfoPrefix.size())), std::move(params));
-  }
+  });
   return layouts;
 }
 

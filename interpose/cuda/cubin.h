@@ -31,4 +31,8 @@ std::size_t CubinImageSize(const unsigned char* image, std::size_t limit);
 // top 14 bits are the size). Kernels whose records are malformed are left out.
 CubinLayouts ReadCubinLayouts(const unsigned char* image, std::size_t size);
 
+// The PTX a cubin carries in its .nv_debug_ptx_txt section (ptxas -lineinfo: Triton's default,
+// nvcc -lineinfo), NUL-separated lines as ptxas writes them; empty when it has none.
+std::string CubinPtx(const unsigned char* image, std::size_t size);
+
 }  // namespace myriad::shim

@@ -139,8 +139,14 @@ constexpr std::size_t kMaxCubinBytes = std::size_t{256} << 20;
 Module* NewModule(const void* image) {
   auto* m = new Module();
   const auto* bytes = static_cast<const unsigned char*>(image);
-  if (const std::size_t size = CubinImageSize(bytes, kMaxCubinBytes); size > 0)
+  if (const std::size_t size = CubinImageSize(bytes, kMaxCubinBytes); size > 0) {
     m->layouts = ReadCubinLayouts(bytes, size);
+    // Its kernels' code, when the cubin carries its PTX (Triton's own launcher loads its
+    // cubins from memory): there is no file for Myriad to read it from.
+    const std::string ptx = CubinPtx(bytes, size);
+    const ClientTable* t = Runtime();
+    if (!ptx.empty() && t && t->version >= 7) t->module_ptx(ptx.data(), ptx.size());
+  }
   return m;
 }
 

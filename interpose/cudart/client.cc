@@ -691,6 +691,16 @@ int ModuleFile(const char* path) {
   return 0;
 }
 
+int ModulePtx(const char* ptx, std::size_t bytes) {
+  if (!ptx || bytes == 0 || bytes > wire::kMaxFrameBytes || !GetSettings().under_myriad) return 1;
+  ThreadState& t = State();
+  std::lock_guard<RawMutex> lock(t.mu);
+  SendBatch(t);
+  if (!Connected(t)) return 1;
+  if (!t.client.SendFrame(wire::FrameType::kModulePtx, std::string(ptx, bytes))) RunEnded(t);
+  return 0;
+}
+
 void OrderAfter(void* releaser, std::uint64_t ops) {
   auto& before = *static_cast<ThreadState*>(releaser);
   ThreadState& t = State();

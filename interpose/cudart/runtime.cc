@@ -784,7 +784,8 @@ const ClientTable& Table() {
                                     OpsEnqueued,
                                     OrderAfter,
                                     KernelParamsForTable,
-                                    ModuleFile};
+                                    ModuleFile,
+                                    ModulePtx};
   return table;
 }
 

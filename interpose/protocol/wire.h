@@ -37,6 +37,8 @@ enum class FrameType : std::uint32_t {
   // A module the process loaded from a file (cuModuleLoad): its path, whose cubin or PTX
   // beside it holds the code of the kernels it launches through the driver.
   kModule = 11,
+  // A module the process loaded from memory (cuModuleLoadData): the PTX its cubin carries.
+  kModulePtx = 12,
 };
 inline constexpr std::uint32_t kMaxModulePath = 4096;
 
@@ -282,6 +284,8 @@ inline std::uint32_t MaxPayload(FrameType type) {
       return sizeof(DataHeader) + 4096 + kMaxDataBytes;  // a name of up to 4 KiB
     case FrameType::kModule:
       return kMaxModulePath;
+    case FrameType::kModulePtx:
+      return kMaxFrameBytes;
   }
   return 0;  // an unknown type carries nothing
 }

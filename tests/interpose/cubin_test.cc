@@ -40,6 +40,19 @@ TEST(CubinTest, ParameterLayoutsFromKparamInfo) {
   EXPECT_EQ(p[3].offset, 20);
 }
 
+// A cubin ptxas made with -lineinfo carries its PTX; one without it does not.
+TEST(CubinTest, ThePtxACubinCarries) {
+  const std::string with =
+      ReadFile(std::string(MYRIAD_TEST_PROGRAMS) + "/driver_kernels_lineinfo.cubin");
+  ASSERT_FALSE(with.empty());
+  const std::string ptx =
+      CubinPtx(reinterpret_cast<const unsigned char*>(with.data()), with.size());
+  EXPECT_NE(ptx.find(".entry scale_add"), std::string::npos);
+  const std::string without = ReadFile(kCubin);
+  EXPECT_TRUE(
+      CubinPtx(reinterpret_cast<const unsigned char*>(without.data()), without.size()).empty());
+}
+
 TEST(CubinTest, DamagedImagesGiveNoLayouts) {
   const std::string image = ReadFile(kCubin);
   ASSERT_GT(image.size(), 256u);
@@ -56,6 +69,7 @@ TEST(CubinTest, DamagedImagesGiveNoLayouts) {
   for (std::size_t i = 0; i < damaged.size(); i += 7) {
     damaged[i] = static_cast<char>(~damaged[i]);
     ReadCubinLayouts(reinterpret_cast<const unsigned char*>(damaged.data()), damaged.size());
+    CubinPtx(reinterpret_cast<const unsigned char*>(damaged.data()), damaged.size());
     damaged[i] = image[i];
   }
 }

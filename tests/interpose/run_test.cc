@@ -178,8 +178,9 @@ TEST(RunTest, AKernelNoModelKnowsIsTimedFromItsCode) {
 // launch's arguments (n = 2^24, the pointers' 64 MiB each), the PTX beside it the kernel's code.
 // Its work, 2^24 x 12 bytes, is bounded by the 128 MiB its pointers reach: 134,217,728 bytes at
 // 0.9 x 3.35 TB/s plus the 2 us floor, 46.517 us a launch. Loaded from memory
-// (cuModuleLoadData, as Triton's own launcher does) there is no file to read its code from: a
-// guess from the launch.
+// (cuModuleLoadData, as Triton's own launcher does), its code is the PTX the cubin carries
+// (ptxas -lineinfo, Triton's default; here nvcc -lineinfo), and without it a guess from the
+// launch. A cubin loaded from its file that carries its PTX needs none beside it.
 TEST(RunTest, KernelsLoadedThroughTheDriverAreTimedFromTheirCode) {
   const std::string program = kPrograms + "/driver_module " + kPrograms + "/driver_kernels.cubin";
   auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 1 -- " + program);
@@ -190,6 +191,15 @@ TEST(RunTest, KernelsLoadedThroughTheDriverAreTimedFromTheirCode) {
       Myriad("run scenarios/dgx-h100.toml --processes 1 -- " + program + " --from-memory");
   ASSERT_EQ(status, 0) << out;
   EXPECT_THAT(out, HasSubstr("launch guess                          4 ops"));
+  const std::string lineinfo =
+      kPrograms + "/driver_module " + kPrograms + "/driver_kernels_lineinfo.cubin";
+  for (const char* how : {" --from-memory", ""}) {
+    std::tie(status, out) =
+        Myriad("run scenarios/dgx-h100.toml --processes 1 -- " + lineinfo + how);
+    ASSERT_EQ(status, 0) << out;
+    EXPECT_THAT(out, HasSubstr("kernel code                           4 ops          186.067 us"))
+        << how;
+  }
   // A missing file is the driver's error, not a crash.
   std::tie(status, out) = Myriad("run scenarios/dgx-h100.toml --processes 1 -- " + kPrograms +
                                  "/driver_module /nonexistent.cubin");
