@@ -93,12 +93,14 @@ Result<KernelValidation> ValidateKernels(const std::vector<TraceRead>& traces,
   result.gpu_key = std::string(gpu_key);
 
   // Times `op`, and says which provider answered (the one whose count moved).
+  std::vector<std::uint64_t> ops_before;
   const auto time = [&](const Op& op, std::string* model) {
-    const std::vector<ProviderStats> before = (*timer)->stats();
+    const std::vector<ProviderStats>& stats = (*timer)->stats();
+    ops_before.resize(stats.size());
+    for (std::size_t i = 0; i < stats.size(); ++i) ops_before[i] = stats[i].ops;
     const SimTime t = (*timer)->Time(op, names);
-    const std::vector<ProviderStats>& after = (*timer)->stats();
-    for (std::size_t i = 0; i < after.size(); ++i)
-      if (after[i].ops != before[i].ops) *model = after[i].provider;
+    for (std::size_t i = 0; i < stats.size(); ++i)
+      if (stats[i].ops != ops_before[i]) *model = stats[i].provider;
     return ToMicros(t);
   };
 

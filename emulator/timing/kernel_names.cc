@@ -25,6 +25,11 @@ std::string DemangleKernelName(std::string_view name) {
 
 namespace {
 
+void LowerCase(std::string* s) {
+  std::transform(s->begin(), s->end(), s->begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+}
+
 bool IsIdentifier(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
@@ -448,8 +453,7 @@ KernelGroup GroupOfName(std::string_view demangled, KernelFamily family) {
   name.erase(std::min(name.size(), name.find_first_of("<(")));
   if (const std::size_t space = name.rfind(' '); space != std::string::npos)
     name.erase(0, space + 1);
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  LowerCase(&name);
   const auto has = [&](std::initializer_list<std::string_view> words) {
     for (std::string_view w : words)
       if (name.find(w) != std::string::npos) return true;
@@ -480,8 +484,7 @@ KernelGroup GroupOfName(std::string_view demangled, KernelFamily family) {
 
 bool NamesTf32TensorCores(std::string_view name) {
   std::string lower(name.substr(0, std::min<std::size_t>(name.size(), 512)));
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  LowerCase(&lower);
   return lower.find("tf32") != std::string::npos || lower.find("tensorop") != std::string::npos;
 }
 

@@ -26,6 +26,7 @@ bool IsTimed(OpKind kind) {
 class TraceProvider : public DurationProvider {
  public:
   std::string_view name() const override { return "trace"; }
+  bool measured() const override { return true; }
   std::optional<SimTime> Duration(const Op& op, const NameTable&) const override {
     if (op.duration >= 0) return op.duration;
     return std::nullopt;
@@ -61,6 +62,7 @@ Result<std::unique_ptr<KernelTimer>> KernelTimer::Create(const netmodel::Cluster
   }
   for (const auto& provider : timer->chain_) {
     timer->stats_.push_back(ProviderStats{std::string(provider->name()), 0, 0});
+    timer->measured_.push_back(provider->measured());
   }
   timer->stats_.push_back(ProviderStats{"fallback", 0, 0});
   timer->fallback_ = options.fallback_duration;
@@ -96,27 +98,19 @@ void KernelTimer::Count(const Op& op, const NameTable& names, std::size_t by, Si
   ProviderStats& family = families_[static_cast<std::size_t>(group)][by];
   ++family.ops;
   family.total += duration;
+  // The coverage report names kernels; a copy only falls through when its link has no rate.
   if (op.kind != OpKind::kKernel) return;
-  if (op.name >= extremes_.size())
-    extremes_.resize(std::max<std::size_t>(names.size(), op.name + std::size_t{1}));
-  Extremes& e = extremes_[op.name];
-  if (duration > e.longest) e.longest = duration, e.longest_by = by;
+  if (op.name >= kernels_.size())
+    kernels_.resize(std::max<std::size_t>(names.size(), op.name + std::size_t{1}));
+  PerKernel& k = kernels_[op.name];
+  if (duration > k.longest) k.longest = duration, k.longest_by = by;
   // Only work the models derived (bytes from a family rule, the code or the launch) can be
   // wrong this way; a trace's or a profile's duration is a measurement.
-  if (op.bytes > hbm_bytes_ && hbm_bytes_ > 0 && op.bytes > e.most_bytes && by < chain_.size() &&
-      chain_[by]->name().substr(0, 7) != "profile" && chain_[by]->name() != "trace")
-    e.most_bytes = op.bytes, e.most_bytes_by = by;
-  if (by == guess_index_) {  // the coverage report names the guessed kernels
-    if (op.name >= guessed_.size())
-      guessed_.resize(std::max<std::size_t>(names.size(), op.name + std::size_t{1}));
-    ++guessed_[op.name].first;
-    guessed_[op.name].second += duration;
-  }
-  if (by == chain_.size()) {  // the coverage report names the kernels the fallback timed
-    if (op.name >= uncovered_counts_.size())
-      uncovered_counts_.resize(std::max<std::size_t>(names.size(), op.name + std::size_t{1}), 0);
-    ++uncovered_counts_[op.name];
-  }
+  if (op.bytes > hbm_bytes_ && hbm_bytes_ > 0 && op.bytes > k.most_bytes && by < chain_.size() &&
+      !measured_[by])
+    k.most_bytes = op.bytes, k.most_bytes_by = by;
+  if (by == guess_index_) ++k.guessed, k.guessed_total += duration;
+  if (by == chain_.size()) ++k.uncovered;
 }
 
 std::vector<FamilyStats> KernelTimer::Families() const {
@@ -142,8 +136,8 @@ std::vector<ImplausibleKernel> KernelTimer::Implausible(const NameTable& names,
                                                         SimTime step) const {
   std::vector<ImplausibleKernel> kernels;
   const auto provider = [&](std::size_t by) { return stats_[by].provider; };
-  for (std::size_t id = 0; id < extremes_.size(); ++id) {
-    const Extremes& e = extremes_[id];
+  for (std::size_t id = 0; id < kernels_.size(); ++id) {
+    const PerKernel& e = kernels_[id];
     const std::string name = names.Name(static_cast<NameId>(id));
     if (e.most_bytes > 0)
       kernels.push_back(
@@ -161,10 +155,10 @@ std::vector<ImplausibleKernel> KernelTimer::Implausible(const NameTable& names,
 
 std::vector<GuessedKernel> KernelTimer::Guessed(const NameTable& names) const {
   std::vector<GuessedKernel> kernels;
-  for (std::size_t id = 0; id < guessed_.size(); ++id) {
-    if (guessed_[id].first == 0) continue;
-    kernels.push_back(GuessedKernel{names.Name(static_cast<NameId>(id)), guessed_[id].first,
-                                    guessed_[id].second});
+  for (std::size_t id = 0; id < kernels_.size(); ++id) {
+    if (kernels_[id].guessed == 0) continue;
+    kernels.push_back(GuessedKernel{names.Name(static_cast<NameId>(id)), kernels_[id].guessed,
+                                    kernels_[id].guessed_total});
   }
   std::sort(kernels.begin(), kernels.end(), [](const GuessedKernel& a, const GuessedKernel& b) {
     return a.total != b.total ? a.total > b.total : a.name < b.name;
@@ -174,9 +168,9 @@ std::vector<GuessedKernel> KernelTimer::Guessed(const NameTable& names) const {
 
 std::vector<UncoveredKernel> KernelTimer::Uncovered(const NameTable& names) const {
   std::vector<UncoveredKernel> kernels;
-  for (std::size_t id = 0; id < uncovered_counts_.size(); ++id) {
-    if (uncovered_counts_[id] == 0) continue;
-    kernels.push_back(UncoveredKernel{names.Name(static_cast<NameId>(id)), uncovered_counts_[id]});
+  for (std::size_t id = 0; id < kernels_.size(); ++id) {
+    if (kernels_[id].uncovered == 0) continue;
+    kernels.push_back(UncoveredKernel{names.Name(static_cast<NameId>(id)), kernels_[id].uncovered});
   }
   std::sort(kernels.begin(), kernels.end(), [](const UncoveredKernel& a, const UncoveredKernel& b) {
     return a.count != b.count ? a.count > b.count : a.name < b.name;

@@ -73,6 +73,7 @@ class ProfileProvider : public DurationProvider {
 
   std::string_view name() const override { return name_; }
   std::optional<SimTime> Duration(const Op& op, const NameTable& names) const override;
+  bool measured() const override { return true; }
 
   // Distinct kernel names with rows for this GPU.
   std::size_t kernel_count() const { return entries_.size(); }

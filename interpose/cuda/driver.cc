@@ -163,8 +163,7 @@ Module* ModuleFromFile(const char* path) {
   auto* m = new Module();
   if (!data.empty() && data.size() <= kMaxCubinBytes) {
     const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
-    if (const std::size_t size = CubinImageSize(bytes, data.size()); size > 0)
-      m->layouts = ReadCubinLayouts(bytes, size);
+    m->layouts = ReadCubinLayouts(bytes, CubinImageSize(bytes, data.size()));
   }
   const ClientTable* t = Runtime();
   char* absolute = ::realpath(path, nullptr);

@@ -347,6 +347,26 @@ void ParseSignature(KernelRecord* kernel) {
 // the runtime gave the host (managed, pinned); 0 for anything else.
 std::uint64_t AllocationBytesFrom(const void* p);
 
+// The value of an integer parameter of `size` bytes at `at` (8 for any other size).
+std::int64_t IntegerAt(const void* at, int size, bool is_signed) {
+  switch (size) {
+    case 1:
+      return is_signed ? *static_cast<const std::int8_t*>(at)
+                       : *static_cast<const std::uint8_t*>(at);
+    case 2:
+      return is_signed ? *static_cast<const std::int16_t*>(at)
+                       : *static_cast<const std::uint16_t*>(at);
+    case 4:
+      return is_signed ? *static_cast<const std::int32_t*>(at)
+                       : *static_cast<const std::uint32_t*>(at);
+    default: {
+      std::int64_t v = 0;
+      std::memcpy(&v, at, sizeof(v));
+      return v;
+    }
+  }
+}
+
 // The reach of device or runtime-given host memory from `p` (declared below).
 std::optional<std::uint64_t> ReachFrom(const void* p, bool host_memory);
 
@@ -370,23 +390,10 @@ void ReadArgsByLayout(const KernelRecord* kernel, void** args, wire::WireOp* op)
         continue;
       }
     }
-    std::int64_t v = 0;
-    switch (sizes[i]) {
-      case 1:
-        v = *static_cast<const std::int8_t*>(at);
-        break;
-      case 2:
-        v = *static_cast<const std::int16_t*>(at);
-        break;
-      case 4:
-        v = *static_cast<const std::int32_t*>(at);
-        break;
-      case 8:
-        std::memcpy(&v, at, sizeof v);
-        break;
-      default:
-        v = 0;  // a struct (a tensor map): no integer
-    }
+    // A struct (a tensor map) is no integer.
+    const std::int64_t v = sizes[i] == 1 || sizes[i] == 2 || sizes[i] == 4 || sizes[i] == 8
+                               ? IntegerAt(at, sizes[i], true)
+                               : 0;
     if (op->int_arg_count < std::size(op->int_args)) op->int_args[op->int_arg_count++] = v;
   }
 }
@@ -401,24 +408,7 @@ void ReadIntegerArgs(KernelRecord* kernel, void** args, wire::WireOp* op) {
   for (int i = 0; i < p.count; ++i) {
     const void* at = args[p.index[i]];
     if (!at) return;
-    std::int64_t v = 0;
-    switch (p.size[i]) {
-      case 1:
-        v = p.is_signed[i] ? *static_cast<const std::int8_t*>(at)
-                           : *static_cast<const std::uint8_t*>(at);
-        break;
-      case 2:
-        v = p.is_signed[i] ? *static_cast<const std::int16_t*>(at)
-                           : *static_cast<const std::uint16_t*>(at);
-        break;
-      case 4:
-        v = p.is_signed[i] ? *static_cast<const std::int32_t*>(at)
-                           : *static_cast<const std::uint32_t*>(at);
-        break;
-      default:
-        std::memcpy(&v, at, sizeof(v));
-    }
-    op->int_args[i] = v;
+    op->int_args[i] = IntegerAt(at, p.size[i], p.is_signed[i]);
     op->int_arg_count = static_cast<std::uint8_t>(i + 1);
   }
   // Pointers: what they can reach, which bounds what a kernel can move through them.

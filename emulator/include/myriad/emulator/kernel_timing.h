@@ -33,6 +33,9 @@ class DurationProvider {
   virtual std::string_view name() const = 0;  // "trace", "profile h100.kdb", "gemm-model", ...
   // A duration for a kernel, memcpy or memset op, or nullopt to pass it on.
   virtual std::optional<SimTime> Duration(const Op& op, const NameTable& names) const = 0;
+  // Whether its durations are measurements (a trace's, a profile's) rather than a model's:
+  // no physical bound second-guesses them (KernelTimer::Implausible).
+  virtual bool measured() const { return false; }
 };
 
 struct ProviderStats {
@@ -109,22 +112,23 @@ class KernelTimer {
 
   std::vector<std::unique_ptr<DurationProvider>> chain_;
   std::vector<ProviderStats> stats_;
+  std::vector<bool> measured_;  // by chain place: DurationProvider::measured()
   SimTime fallback_ = 0;
-  std::vector<std::uint64_t> uncovered_counts_;  // by NameId
   std::size_t guess_index_ = SIZE_MAX;  // the launch guess's place in chain_ (none: SIZE_MAX)
-  std::vector<std::pair<std::uint64_t, SimTime>> guessed_;  // by NameId: count, total
-  std::unique_ptr<timing::KernelClassCache> classes_;       // for each op's family
-  std::vector<std::vector<ProviderStats>> families_;        // by KernelGroup, then chain place
-  std::uint64_t hbm_bytes_ = 0;                             // what the GPU holds
-  // By NameId: the longest launch and its provider (chain place), and the most bytes a
-  // launch's work was said to move (0: none past what the GPU holds).
-  struct Extremes {
-    SimTime longest = -1;
+  std::unique_ptr<timing::KernelClassCache> classes_;  // for each op's family
+  std::vector<std::vector<ProviderStats>> families_;   // by KernelGroup, then chain place
+  std::uint64_t hbm_bytes_ = 0;                        // what the GPU holds
+  // What the coverage report and the bounds need of each kernel name (by NameId).
+  struct PerKernel {
+    std::uint64_t uncovered = 0;  // launches the fallback timed
+    std::uint64_t guessed = 0;    // launches the launch guess timed, and their total
+    SimTime guessed_total = 0;
+    SimTime longest = -1;  // the longest launch, and its provider (chain place)
     std::size_t longest_by = 0;
-    std::uint64_t most_bytes = 0;
-    std::size_t most_bytes_by = 0;
+    std::uint64_t most_bytes = 0;   // the most bytes a model said a launch moves past what
+    std::size_t most_bytes_by = 0;  // the GPU holds (0: none)
   };
-  std::vector<Extremes> extremes_;
+  std::vector<PerKernel> kernels_;
 };
 
 }  // namespace myriad::emulator
