@@ -91,17 +91,31 @@ Status DecodeErrors(const std::string& payload,
   return Status::Ok();
 }
 
-Status DecodeModule(const std::string& payload, std::string* path) {
-  if (payload.empty() || payload.size() > wire::kMaxModulePath || payload[0] != '/')
+namespace {
+
+// The module id that leads a module frame; 0 (no id) is not one.
+bool ReadModuleId(const std::string& payload, std::uint32_t* id) {
+  if (payload.size() < sizeof *id) return false;
+  std::memcpy(id, payload.data(), sizeof *id);
+  return *id > 0;
+}
+
+}  // namespace
+
+Status DecodeModule(const std::string& payload, std::uint32_t* id, std::string* path) {
+  if (!ReadModuleId(payload, id)) return Status::InvalidArgument("a malformed module path");
+  const std::string_view text = std::string_view(payload).substr(sizeof *id);
+  if (text.empty() || text.size() > wire::kMaxModulePath || text[0] != '/')
     return Status::InvalidArgument("a malformed module path");
-  for (unsigned char c : payload)
+  for (unsigned char c : text)
     if (c < 0x20 || c == 0x7f) return Status::InvalidArgument("a malformed module path");
-  *path = payload;
+  *path = std::string(text);
   return Status::Ok();
 }
 
-Status DecodeModulePtx(const std::string& payload) {
-  if (payload.empty() || payload.size() > wire::kMaxFrameBytes)
+Status DecodeModulePtx(const std::string& payload, std::uint32_t* id) {
+  if (!ReadModuleId(payload, id) || payload.size() == sizeof *id ||
+      payload.size() > wire::kMaxFrameBytes)
     return Status::InvalidArgument("a malformed module");
   return Status::Ok();
 }
@@ -137,11 +151,14 @@ Status Decode(const wire::FrameHeader& header, const std::string& payload) {
       return DecodeErrors(payload, &errors);
     }
     case wire::FrameType::kModule: {
+      std::uint32_t id = 0;
       std::string path;
-      return DecodeModule(payload, &path);
+      return DecodeModule(payload, &id, &path);
     }
-    case wire::FrameType::kModulePtx:
-      return DecodeModulePtx(payload);
+    case wire::FrameType::kModulePtx: {
+      std::uint32_t id = 0;
+      return DecodeModulePtx(payload, &id);
+    }
     default:
       return Status::InvalidArgument(
           fmt::format("an unknown frame type {}", static_cast<std::uint32_t>(header.type)));

@@ -31,10 +31,12 @@ Status DecodeThread(const std::string& payload, wire::ThreadState* report);
 // (count, CUDA error name) pairs; names are at most kMaxCommName bytes of printable text.
 Status DecodeErrors(const std::string& payload,
                     std::vector<std::pair<std::uint32_t, std::string>>* errors);
-// A module file's path (kModule): absolute, printable, at most wire::kMaxModulePath bytes.
-Status DecodeModule(const std::string& payload, std::string* path);
-// A module's PTX (kModulePtx): non-empty, at most wire::kMaxFrameBytes.
-Status DecodeModulePtx(const std::string& payload);
+// A module file (kModule): its id (> 0), then its path: absolute, printable, at most
+// wire::kMaxModulePath bytes.
+Status DecodeModule(const std::string& payload, std::uint32_t* id, std::string* path);
+// A module's PTX (kModulePtx): its id (> 0), then the PTX, non-empty; at most
+// wire::kMaxFrameBytes in all.
+Status DecodeModulePtx(const std::string& payload, std::uint32_t* id);
 // Any frame a process may send, by its header: what the server would decode, for the fuzzer.
 Status Decode(const wire::FrameHeader& header, const std::string& payload);
 

@@ -67,33 +67,80 @@ void KernelCodeIndex::AddProcess(int pid) {
   pids_.emplace(pid, std::move(paths));
 }
 
-void KernelCodeIndex::AddModuleFile(int pid, const std::string& path) {
+void KernelCodeIndex::AddModuleFile(int pid, std::uint32_t id, const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   modules_[pid].push_back(path);
+  module_ids_[{pid, id}] = path;
   ++generation_;
 }
 
-void KernelCodeIndex::AddModulePtx(int pid, std::string ptx) {
+void KernelCodeIndex::AddModulePtx(int pid, std::uint32_t id, std::string ptx) {
   std::replace(ptx.begin(), ptx.end(), '\0', '\n');
   std::lock_guard<std::mutex> lock(mu_);
   // A key no file has (paths are absolute): where Find looks for it.
-  const std::string key = fmt::format("memory module {} of process {}", generation_, pid);
-  texts_.emplace(key, std::move(ptx));
+  const std::string key = fmt::format("memory module {} of process {}", id, pid);
+  texts_[key] = std::move(ptx);
   modules_[pid].push_back(key);
+  module_ids_[{pid, id}] = key;
   ++generation_;
 }
 
-const KernelCode* KernelCodeIndex::Find(int pid, const std::string& mangled) {
-  const auto key = std::make_pair(pid, mangled);
+const KernelCode* KernelCodeIndex::FindIn(const std::string& path, const std::string& mangled) {
+  File& file = files_[path];
+  if (!file.read && path[0] != '/') {  // a module from memory
+    file.read = true;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = texts_.find(path); it != texts_.end()) {
+      file.modules.push_back(std::move(it->second));
+      texts_.erase(it);
+    }
+    file.analysed.assign(file.modules.size(), false);
+  }
+  if (!file.read) {
+    file.read = true;
+    auto modules = PtxInElfFile(path, kMaxFatbinSectionBytes);
+    if (modules.ok()) file.modules = std::move(modules).value();
+    // A cubin without its PTX inside (ptxas without -lineinfo): Triton's cache keeps the
+    // PTX beside it, NAME.ptx for NAME.cubin.
+    if (file.modules.empty() && path.size() > 6 && path.ends_with(".cubin"))
+      if (std::string ptx = ReadText(path.substr(0, path.size() - 6) + ".ptx"); !ptx.empty())
+        file.modules.push_back(std::move(ptx));
+    file.analysed.assign(file.modules.size(), false);
+  }
+  if (auto it = file.kernels.find(mangled); it != file.kernels.end()) return &it->second;
+  const std::string entry = ".entry " + mangled;
+  for (std::size_t m = 0; m < file.modules.size(); ++m) {
+    if (file.analysed[m]) continue;
+    // Only a module that names the kernel is analysed (a whole module at once).
+    const std::size_t at = file.modules[m].find(entry);
+    if (at == std::string::npos) continue;
+    const char after =
+        at + entry.size() < file.modules[m].size() ? file.modules[m][at + entry.size()] : '\0';
+    if (after != '(' && after != ' ' && after != '\n' && after != '\t') continue;
+    file.analysed[m] = true;
+    auto kernels = AnalyzePtx(file.modules[m]);
+    if (!kernels.ok()) continue;
+    for (const KernelCode& k : kernels.value()) file.kernels.emplace(k.name(), k);
+    if (auto it = file.kernels.find(mangled); it != file.kernels.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+const KernelCode* KernelCodeIndex::Find(int pid, std::uint32_t module, const std::string& mangled) {
+  const auto key = std::make_tuple(pid, module, mangled);
   std::vector<std::string> paths;
   std::uint64_t generation = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     generation = generation_;
-    // Modules loaded through the driver first, the newest first (a name Inductor reuses is
+    // The launch's own module first: several may hold a kernel of its name (Triton's
+    // autotuning compiles one module per configuration, all naming the kernel alike).
+    if (auto it = module_ids_.find({pid, module}); module > 0 && it != module_ids_.end())
+      paths.push_back(it->second);
+    // Then the modules loaded through the driver, the newest first (a name Inductor reuses is
     // the latest load's); then the executable and its libraries.
     if (auto it = modules_.find(pid); it != modules_.end())
-      paths.assign(it->second.rbegin(), it->second.rend());
+      paths.insert(paths.end(), it->second.rbegin(), it->second.rend());
     if (auto it = pids_.find(pid); it != pids_.end())
       paths.insert(paths.end(), it->second.begin(), it->second.end());
   }
@@ -101,56 +148,15 @@ const KernelCode* KernelCodeIndex::Find(int pid, const std::string& mangled) {
       it != found_.end() && (it->second.code || it->second.generation == generation))
     return it->second.code;
   const KernelCode* code = nullptr;
-  const std::string entry = ".entry " + mangled;
-  for (const std::string& path : paths) {
-    File& file = files_[path];
-    if (!file.read && path[0] != '/') {  // a module from memory
-      file.read = true;
-      std::lock_guard<std::mutex> lock(mu_);
-      if (auto it = texts_.find(path); it != texts_.end()) {
-        file.modules.push_back(std::move(it->second));
-        texts_.erase(it);
-      }
-      file.analysed.assign(file.modules.size(), false);
-    }
-    if (!file.read) {
-      file.read = true;
-      auto modules = PtxInElfFile(path, kMaxFatbinSectionBytes);
-      if (modules.ok()) file.modules = std::move(modules).value();
-      // A cubin without its PTX inside (ptxas without -lineinfo): Triton's cache keeps the
-      // PTX beside it, NAME.ptx for NAME.cubin.
-      if (file.modules.empty() && path.size() > 6 && path.ends_with(".cubin"))
-        if (std::string ptx = ReadText(path.substr(0, path.size() - 6) + ".ptx"); !ptx.empty())
-          file.modules.push_back(std::move(ptx));
-      file.analysed.assign(file.modules.size(), false);
-    }
-    if (auto it = file.kernels.find(mangled); it != file.kernels.end()) {
-      code = &it->second;
-      break;
-    }
-    for (std::size_t m = 0; m < file.modules.size() && !code; ++m) {
-      if (file.analysed[m]) continue;
-      // Only a module that names the kernel is analysed (a whole module at once).
-      const std::size_t at = file.modules[m].find(entry);
-      if (at == std::string::npos) continue;
-      const char after =
-          at + entry.size() < file.modules[m].size() ? file.modules[m][at + entry.size()] : '\0';
-      if (after != '(' && after != ' ' && after != '\n' && after != '\t') continue;
-      file.analysed[m] = true;
-      auto kernels = AnalyzePtx(file.modules[m]);
-      if (!kernels.ok()) continue;
-      for (const KernelCode& k : kernels.value()) file.kernels.emplace(k.name(), k);
-      if (auto it = file.kernels.find(mangled); it != file.kernels.end()) code = &it->second;
-    }
-    if (code) break;
-  }
+  for (const std::string& path : paths)
+    if ((code = FindIn(path, mangled))) break;
   found_[key] = Found{code, generation};
   return code;
 }
 
 bool KernelCodeIndex::Count(int pid, const std::string& mangled, const timing::KernelClass& kernel,
                             const wire::WireOp& w, Op* op) {
-  const KernelCode* code = Find(pid, mangled);
+  const KernelCode* code = Find(pid, w.module, mangled);
   if (!code) return false;
   std::vector<LaunchArgument> args(code->params().size());
   // The launch key: the kernel's code, its shape and only the arguments that can change the

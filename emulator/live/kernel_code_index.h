@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -27,15 +28,17 @@ class KernelCodeIndex {
   // I/O thread, at each connection: the files a process runs code from, read at its first.
   void AddProcess(int pid);
   // I/O thread: a module the process loaded from a file (a cubin Triton or Inductor wrote,
-  // its PTX embedded or beside it as NAME.ptx), searched before the others, newest first.
-  void AddModuleFile(int pid, const std::string& path);
+  // its PTX embedded or beside it as NAME.ptx), by the id its launches name it by; a launch
+  // that names no module searches the modules before the others, newest first.
+  void AddModuleFile(int pid, std::uint32_t id, const std::string& path);
   // I/O thread: a module the process loaded from memory, by the PTX its cubin carries
   // (NUL-separated lines, as ptxas writes them), searched with the module files.
-  void AddModulePtx(int pid, std::string ptx);
+  void AddModulePtx(int pid, std::uint32_t id, std::string ptx);
   // Engine thread: counts a kernel op's work from its code if the process's files hold it:
   // sets op->bytes (global traffic, bounded by what its pointers reach) and op->counts.
-  // `kernel` is the op's name classified (its reported parameters' positions). False when no
-  // code is known for the kernel.
+  // `kernel` is the op's name classified (its reported parameters' positions); the code is
+  // the launch's own module's (WireOp::module) where it names one. False when no code is
+  // known for the kernel.
   bool Count(int pid, const std::string& mangled, const timing::KernelClass& kernel,
              const wire::WireOp& w, Op* op);
 
@@ -46,11 +49,15 @@ class KernelCodeIndex {
     std::map<std::string, KernelCode, std::less<>> kernels;  // analysed on first use
     std::vector<bool> analysed;                              // by module
   };
-  const KernelCode* Find(int pid, const std::string& mangled);
+  const KernelCode* Find(int pid, std::uint32_t module, const std::string& mangled);
+  // The kernel in the file or memory module at `path`, its modules read and analysed as
+  // needed (engine thread).
+  const KernelCode* FindIn(const std::string& path, const std::string& mangled);
 
   std::mutex mu_;  // pids_, modules_, generation_: written on the I/O thread
   std::map<int, std::vector<std::string>> pids_;
-  std::map<int, std::vector<std::string>> modules_;  // module files, in load order
+  std::map<int, std::vector<std::string>> modules_;                  // module files, in load order
+  std::map<std::pair<int, std::uint32_t>, std::string> module_ids_;  // (pid, id) -> its key
   std::map<std::string, std::string> texts_;  // modules from memory: by their key in modules_
   std::uint64_t generation_ = 0;              // modules added so far
   // Engine thread only.
@@ -61,7 +68,7 @@ class KernelCodeIndex {
     const KernelCode* code = nullptr;
     std::uint64_t generation = 0;
   };
-  std::map<std::pair<int, std::string>, Found, std::less<>> found_;
+  std::map<std::tuple<int, std::uint32_t, std::string>, Found, std::less<>> found_;
   std::unordered_map<std::string, KernelWork> works_;  // launch key -> work
 };
 

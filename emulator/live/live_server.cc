@@ -700,8 +700,12 @@ class Server : public LiveWorkload {
     return process;
   }
   // I/O thread: a process loaded a module from a file, whose code Myriad reads.
-  void ModuleLoaded(int pid, const std::string& path) { kernel_code_.AddModuleFile(pid, path); }
-  void ModulePtx(int pid, std::string ptx) { kernel_code_.AddModulePtx(pid, std::move(ptx)); }
+  void ModuleLoaded(int pid, std::uint32_t id, const std::string& path) {
+    kernel_code_.AddModuleFile(pid, id, path);
+  }
+  void ModulePtx(int pid, std::uint32_t id, std::string ptx) {
+    kernel_code_.AddModulePtx(pid, id, std::move(ptx));
+  }
   // I/O thread: a connection said who it is (or ended without saying).
   void Identified() {
     --unidentified_;
@@ -1070,16 +1074,18 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
       return Status::Ok();
     }
     case wire::FrameType::kModule: {
+      std::uint32_t id = 0;
       std::string path;
       if (process_ < 0) return Status::InvalidArgument("a module before hello");
-      MYRIAD_RETURN_IF_ERROR(frames::DecodeModule(payload, &path));
-      if (pid_ > 0) server_.ModuleLoaded(pid_, path);
+      MYRIAD_RETURN_IF_ERROR(frames::DecodeModule(payload, &id, &path));
+      if (pid_ > 0) server_.ModuleLoaded(pid_, id, path);
       return Status::Ok();
     }
     case wire::FrameType::kModulePtx: {
+      std::uint32_t id = 0;
       if (process_ < 0) return Status::InvalidArgument("a module before hello");
-      MYRIAD_RETURN_IF_ERROR(frames::DecodeModulePtx(payload));
-      if (pid_ > 0) server_.ModulePtx(pid_, payload);
+      MYRIAD_RETURN_IF_ERROR(frames::DecodeModulePtx(payload, &id));
+      if (pid_ > 0) server_.ModulePtx(pid_, id, payload.substr(sizeof id));
       return Status::Ok();
     }
     case wire::FrameType::kErrors: {

@@ -118,10 +118,17 @@ struct ClientTable {
   // arguments and its pointers' reach by them.
   void (*kernel_params)(void* kernel, const std::uint16_t* sizes, int count);
   // The process loaded a module from the file at `path`: Myriad reads the kernels' code there.
+  // Returns the module's id (version >= 8; > 0), or 0 when Myriad was not told.
   int (*module_file)(const char* path);
   // The process loaded a module from memory whose PTX is `ptx` (`bytes` long, at most
-  // wire::kMaxFrameBytes): Myriad reads the kernels' code from it.
+  // wire::kMaxFrameBytes less 4): Myriad reads the kernels' code from it. Returns its id as
+  // module_file does.
   int (*module_ptx)(const char* ptx, std::size_t bytes);
+
+  // Version >= 8. The handle of kernel `name` in module `module` (an id module_file or
+  // module_ptx returned): its launches name the module, whose code Myriad times them by
+  // (several modules may hold kernels of one name). kernel_named's for module 0.
+  void* (*kernel_in_module)(const char* name, int module);
 };
 inline constexpr int kWaitGoesOn = 0, kWaitWoken = 1, kWaitTimedOut = 2;
 

@@ -129,6 +129,7 @@ struct Module {
   std::uint32_t magic = 0x444f4d4d;  // "MMOD"
   std::map<std::string, Function*, std::less<>> functions;
   CubinLayouts layouts;  // from a cubin image: its kernels' parameters
+  int id = 0;            // Myriad's id for its code (ClientTable::module_file), 0: none
 };
 
 // Cubins a program loads are small (Triton's: kilobytes to a few MB); a file larger than this
@@ -145,7 +146,10 @@ Module* NewModule(const void* image) {
     // cubins from memory): there is no file for Myriad to read it from.
     const std::string ptx = CubinPtx(bytes, size);
     const ClientTable* t = Runtime();
-    if (!ptx.empty() && t && t->version >= 7) t->module_ptx(ptx.data(), ptx.size());
+    if (!ptx.empty() && t && t->version >= 7) {
+      const int id = t->module_ptx(ptx.data(), ptx.size());
+      if (t->version >= 8) m->id = id;
+    }
   }
   return m;
 }
@@ -167,7 +171,10 @@ Module* ModuleFromFile(const char* path) {
   }
   const ClientTable* t = Runtime();
   char* absolute = ::realpath(path, nullptr);
-  if (t && t->version >= 7 && absolute) t->module_file(absolute);
+  if (t && t->version >= 7 && absolute) {
+    const int id = t->module_file(absolute);
+    if (t->version >= 8) m->id = id;
+  }
   std::free(absolute);
   return m;
 }
@@ -186,7 +193,12 @@ Function* FunctionIn(Module* m, const char* name) {
   auto it = m->functions.find(std::string_view(name));
   if (it != m->functions.end()) return it->second;
   const ClientTable* t = Runtime();
-  auto* f = new Function{0x434e464d, name, t ? t->kernel_named(name) : nullptr, 48 * 1024};
+  // Its own module's handle where Myriad has the module's code: another module may hold a
+  // kernel of the same name (Triton's autotuning variants) that does other work.
+  void* kernel = !t                             ? nullptr
+                 : t->version >= 8 && m->id > 0 ? t->kernel_in_module(name, m->id)
+                                                : t->kernel_named(name);
+  auto* f = new Function{0x434e464d, name, kernel, 48 * 1024};
   m->functions.emplace(name, f);
   // Its parameters from the cubin, for its launches to report their arguments by.
   if (auto layout = m->layouts.find(std::string_view(name));

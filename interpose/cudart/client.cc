@@ -679,26 +679,38 @@ void CountError(int code) {
   if (code > 0 && code < kErrorCodes && code != cudaErrorNotReady) ++error_counts[code];
 }
 
-int ModuleFile(const char* path) {
-  if (!path || !GetSettings().under_myriad) return 1;
-  const std::string file(path);
-  if (file.empty() || file.size() > wire::kMaxModulePath) return 1;
+namespace {
+
+// Module ids, process-wide, in load order from 1; past what WireOp::module holds a module
+// gets none (its launches are matched by name).
+std::atomic<std::uint32_t> modules_loaded{0};
+constexpr std::uint32_t kMaxModuleId = 0xffff;
+
+int SendModule(wire::FrameType type, std::string_view text) {
   ThreadState& t = State();
   std::lock_guard<RawMutex> lock(t.mu);
   SendBatch(t);
-  if (!Connected(t)) return 1;
-  if (!t.client.SendModule(file)) RunEnded(t);
-  return 0;
+  if (!Connected(t)) return 0;
+  const std::uint32_t id = modules_loaded.fetch_add(1) + 1;
+  if (id > kMaxModuleId) return 0;
+  if (!t.client.SendModule(type, id, text)) RunEnded(t);
+  return static_cast<int>(id);
+}
+
+}  // namespace
+
+int ModuleFile(const char* path) {
+  if (!path || !GetSettings().under_myriad) return 0;
+  const std::string_view file(path);
+  if (file.empty() || file.size() > wire::kMaxModulePath) return 0;
+  return SendModule(wire::FrameType::kModule, file);
 }
 
 int ModulePtx(const char* ptx, std::size_t bytes) {
-  if (!ptx || bytes == 0 || bytes > wire::kMaxFrameBytes || !GetSettings().under_myriad) return 1;
-  ThreadState& t = State();
-  std::lock_guard<RawMutex> lock(t.mu);
-  SendBatch(t);
-  if (!Connected(t)) return 1;
-  if (!t.client.SendFrame(wire::FrameType::kModulePtx, std::string(ptx, bytes))) RunEnded(t);
-  return 0;
+  if (!ptx || bytes == 0 || bytes > wire::kMaxFrameBytes - sizeof(std::uint32_t) ||
+      !GetSettings().under_myriad)
+    return 0;
+  return SendModule(wire::FrameType::kModulePtx, std::string_view(ptx, bytes));
 }
 
 void OrderAfter(void* releaser, std::uint64_t ops) {

@@ -102,7 +102,8 @@ std::uint64_t OpsEnqueued();
 void CountError(int code);
 void OrderAfter(void* releaser, std::uint64_t ops);
 // Tells Myriad the process loaded a module from the file at `path` (before the thread's next
-// launches: its batch goes first, on the same connection). 0, or 1 when Myriad cannot be told.
+// launches: its batch goes first, on the same connection). The module's id (> 0), or 0 when
+// Myriad cannot be told.
 int ModuleFile(const char* path);
 // The same for a module loaded from memory, by its PTX text.
 int ModulePtx(const char* ptx, std::size_t bytes);

@@ -331,6 +331,7 @@ struct KernelRecord {
   // first launch, under kernels_mu), which say where its arguments are instead of its name.
   std::atomic<bool> has_layout{false};
   std::vector<std::uint16_t> param_sizes;
+  std::uint16_t module = 0;  // the module it came from (ClientTable::kernel_in_module), or 0
 };
 
 void ParseSignature(KernelRecord* kernel) {
@@ -375,6 +376,7 @@ std::optional<std::uint64_t> ReachFrom(const void* p, bool host_memory);
 // reported), any other parameter an integer (its value). The server maps them onto the
 // kernel's PTX parameters with the pointer mask.
 void ReadArgsByLayout(const KernelRecord* kernel, void** args, wire::WireOp* op) {
+  op->module = kernel->module;
   const std::vector<std::uint16_t>& sizes = kernel->param_sizes;
   op->param_count = static_cast<std::uint8_t>(std::min<std::size_t>(sizes.size(), 255));
   for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -704,6 +706,17 @@ void* KernelNamed(const char* name) {
   if (!record) record = new KernelRecord(name ? name : "kernel");
   return record;
 }
+void* KernelInModule(const char* name, int module) {
+  if (module <= 0 || module > 0xffff) return KernelNamed(name);
+  static auto* by_module = new std::map<std::pair<int, std::string>, KernelRecord*>();
+  std::lock_guard<std::mutex> lock(kernels_mu);
+  KernelRecord*& record = (*by_module)[{module, name ? name : "kernel"}];
+  if (!record) {
+    record = new KernelRecord(name ? name : "kernel");
+    record->module = static_cast<std::uint16_t>(module);
+  }
+  return record;
+}
 void KernelParamsForTable(void* kernel, const std::uint16_t* sizes, int count) {
   auto* record = static_cast<KernelRecord*>(kernel);
   if (!record || !sizes || count <= 0) return;
@@ -740,7 +753,7 @@ void SetLastErrorFromUnsupported(int error) { last_error = static_cast<cudaError
 }  // namespace
 
 const ClientTable& Table() {
-  static const ClientTable table = {7,
+  static const ClientTable table = {8,
                                     SubmitForTable,
                                     CallForTable,
                                     InternForTable,
@@ -775,7 +788,8 @@ const ClientTable& Table() {
                                     OrderAfter,
                                     KernelParamsForTable,
                                     ModuleFile,
-                                    ModulePtx};
+                                    ModulePtx,
+                                    KernelInModule};
   return table;
 }
 

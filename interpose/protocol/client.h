@@ -87,8 +87,14 @@ class Client {
   bool SendErrors(const std::vector<std::pair<std::uint32_t, std::string>>& errors) {
     return SendFrame(FrameType::kErrors, NumberedStrings(errors));
   }
-  // The path of a module file the process loaded.
-  bool SendModule(const std::string& path) { return SendFrame(FrameType::kModule, path); }
+  // A module the process loaded: its id, then its file's path (kModule) or its PTX
+  // (kModulePtx).
+  bool SendModule(FrameType type, std::uint32_t id, std::string_view text) {
+    std::string payload;
+    Append(payload, id);
+    payload.append(text);
+    return SendFrame(type, payload);
+  }
   bool SendThread(const ThreadState& state) {
     std::string payload;
     Append(payload, state);

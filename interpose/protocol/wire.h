@@ -18,7 +18,7 @@
 namespace myriad::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4452594d;  // "MYRD"
-inline constexpr std::uint32_t kVersion = 10;
+inline constexpr std::uint32_t kVersion = 11;
 inline constexpr std::uint32_t kMaxFrameBytes = 1u << 20;
 
 enum class FrameType : std::uint32_t {
@@ -34,10 +34,11 @@ enum class FrameType : std::uint32_t {
   // The errors the process's CUDA calls returned, at its exit: repeated {u32 count, u32
   // length, the error's name}, for the report.
   kErrors = 10,
-  // A module the process loaded from a file (cuModuleLoad): its path, whose cubin or PTX
-  // beside it holds the code of the kernels it launches through the driver.
+  // A module the process loaded from a file (cuModuleLoad): {u32 module id}, then its path,
+  // whose cubin or PTX beside it holds the code of the kernels it launches through the driver.
   kModule = 11,
-  // A module the process loaded from memory (cuModuleLoadData): the PTX its cubin carries.
+  // A module the process loaded from memory (cuModuleLoadData): {u32 module id}, then the PTX
+  // its cubin carries.
   kModulePtx = 12,
 };
 inline constexpr std::uint32_t kMaxModulePath = 4096;
@@ -248,7 +249,10 @@ struct WireOp {
   // that int_args and pointer_bytes are those of its non-pointer and pointer parameters in
   // order; 0 for a kernel whose name gives its parameters.
   std::uint8_t param_count = 0;
-  std::uint8_t reserved[2] = {};
+  // kernel loaded through the driver: the id of the module its function came from (the
+  // kModule or kModulePtx frame that carried it; several modules may hold kernels of one
+  // name, as Triton's autotuning variants do), 0 when not known.
+  std::uint16_t module = 0;
   std::uint32_t pointer_mask = 0;
   std::uint64_t pointer_bytes[8] = {};
 };
@@ -283,7 +287,7 @@ inline std::uint32_t MaxPayload(FrameType type) {
     case FrameType::kDataReply:
       return sizeof(DataHeader) + 4096 + kMaxDataBytes;  // a name of up to 4 KiB
     case FrameType::kModule:
-      return kMaxModulePath;
+      return sizeof(std::uint32_t) + kMaxModulePath;
     case FrameType::kModulePtx:
       return kMaxFrameBytes;
   }
