@@ -123,6 +123,8 @@ void Describe(const emulator::Scenario& s, Report& r) {
   r.Traced("HBM bandwidth", FormatBandwidth(gpu.hbm_bandwidth), "gpu.hbm_bandwidth");
   r.Traced("HBM streaming fraction", FormatNumber(gpu.hbm_efficiency), "gpu.hbm_efficiency");
   r.Traced("SMs", std::to_string(gpu.sm_count), "gpu.sm_count");
+  r.Traced("kernel floor", FormatDuration(gpu.kernel_floor), "gpu.kernel_floor");
+  r.Traced("memory round trip", FormatDuration(gpu.memory_latency), "gpu.memory_latency");
   r.Traced("NVLink links", std::to_string(gpu.nvlink_links), "gpu.nvlink_links");
   r.Traced("NVLink link bandwidth", FormatBandwidth(gpu.nvlink_link_bandwidth),
            "gpu.nvlink_link_bandwidth");

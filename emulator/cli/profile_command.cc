@@ -221,7 +221,11 @@ int Validate(const std::vector<std::string>& args, std::ostream& out, std::ostre
                          {"family", c->family},
                          {"model", c->model},
                          {"measured_us", c->measured_us},
-                         {"predicted_us", c->predicted_us}});
+                         {"predicted_us", c->predicted_us},
+                         {"grid", {c->grid.x, c->grid.y, c->grid.z}},
+                         {"block", {c->block.x, c->block.y, c->block.z}},
+                         {"bytes", c->bytes},
+                         {"overlapped", c->overlapped}});
     doc["worst_kernels"] = kernels;
     doc["unchecked_nccl_kernels"] = checked->communication_kernels;
     doc["unchecked_nccl_us"] = checked->communication_us;

@@ -168,6 +168,9 @@ Result<KernelValidation> ValidateKernels(const std::vector<TraceRead>& traces,
           std::string(timing::ToString(timing::GroupOf(op, classes.Get(op.name, names))));
       check.measured_us = r.duration_us;
       check.overlapped = overlapped[index];
+      check.grid = r.grid;
+      check.block = r.block;
+      check.bytes = op.bytes;
       check.predicted_us = time(op, &check.model);
       result.checks.push_back(std::move(check));
     }

@@ -763,15 +763,16 @@ class Resolver {
     const TomlNode* table;
     MYRIAD_RETURN_IF_ERROR(cluster.Table("gpu_override", &table));
     const TomlNode empty = EmptyTableAt(cluster.pos());
-    Result<TableReader> reader =
-        TableReader::Open(table ? *table : empty, "cluster.gpu_override",
-                          {"bf16_flops", "fp8_flops", "fp32_flops", "hbm", "hbm_bandwidth",
-                           "hbm_efficiency", "sm_count", "nvlink_links", "nvlink_link_bandwidth",
-                           "nvlink_efficiency", "channel_bandwidth", "nvlink_sharp"});
+    Result<TableReader> reader = TableReader::Open(
+        table ? *table : empty, "cluster.gpu_override",
+        {"bf16_flops", "fp8_flops", "fp32_flops", "hbm", "hbm_bandwidth", "hbm_efficiency",
+         "sm_count", "kernel_floor", "memory_latency", "nvlink_links", "nvlink_link_bandwidth",
+         "nvlink_efficiency", "channel_bandwidth", "nvlink_sharp"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
 
     Field<double> bf16, fp8, fp32, hbm, hbm_bw, hbm_eff, link_bw, efficiency, channel_bw;
+    Field<double> kernel_floor, memory_latency;
     Field<int> sms, links;
     Field<bool> sharp;
     MYRIAD_RETURN_IF_ERROR(r.Quantity("bf16_flops", ParseFlops, "989.4TFLOPS", &bf16));
@@ -788,6 +789,10 @@ class Resolver {
     MYRIAD_RETURN_IF_ERROR(Fraction(hbm_eff));
     MYRIAD_RETURN_IF_ERROR(r.Integer("sm_count", &sms));
     MYRIAD_RETURN_IF_ERROR(AtLeast(sms, 1));
+    MYRIAD_RETURN_IF_ERROR(r.Quantity("kernel_floor", ParseDuration, "2us", &kernel_floor));
+    MYRIAD_RETURN_IF_ERROR(NotNegative(kernel_floor));
+    MYRIAD_RETURN_IF_ERROR(r.Quantity("memory_latency", ParseDuration, "0.3us", &memory_latency));
+    MYRIAD_RETURN_IF_ERROR(NotNegative(memory_latency));
     MYRIAD_RETURN_IF_ERROR(r.Integer("nvlink_links", &links));
     MYRIAD_RETURN_IF_ERROR(AtLeast(links, 0));
     MYRIAD_RETURN_IF_ERROR(r.Quantity("nvlink_link_bandwidth", ParseBandwidth, "25GB/s", &link_bw));
@@ -808,6 +813,8 @@ class Resolver {
     Apply(hbm_bw, &gpu.hbm_bandwidth, "gpu.hbm_bandwidth", catalog);
     Apply(hbm_eff, &gpu.hbm_efficiency, "gpu.hbm_efficiency", catalog);
     Apply(sms, &gpu.sm_count, "gpu.sm_count", catalog);
+    Apply(kernel_floor, &gpu.kernel_floor, "gpu.kernel_floor", catalog);
+    Apply(memory_latency, &gpu.memory_latency, "gpu.memory_latency", catalog);
     Apply(links, &gpu.nvlink_links, "gpu.nvlink_links", catalog);
     Apply(link_bw, &gpu.nvlink_link_bandwidth, "gpu.nvlink_link_bandwidth", catalog);
     Apply(efficiency, &gpu.nvlink_efficiency, "gpu.nvlink_efficiency", catalog);

@@ -23,7 +23,7 @@ CodeCountsEstimate EstimateCodeCounts(const Op& op, const netmodel::GpuSpec& gpu
   e.tensor = k.tensor_flops > 0 ? k.tensor_flops / (tensor_peak * fill) : 0;
   e.sfu = k.sfu_ops / (fp32 * kSfuOpsPerFp32Flop);
   e.issue = k.instructions / (fp32 * kIssuePerFp32Flop);
-  e.seconds = std::max({e.memory, e.fma, e.fp64, e.tensor, e.sfu, e.issue}) + kKernelFloorSeconds;
+  e.seconds = std::max({e.memory, e.fma, e.fp64, e.tensor, e.sfu, e.issue}) + gpu.kernel_floor;
   return e;
 }
 

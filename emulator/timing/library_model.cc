@@ -29,8 +29,8 @@ double CopySeconds(std::uint64_t bytes, double bandwidth) {
 }
 
 // A memset: a kernel that only writes.
-double WriteSeconds(std::uint64_t bytes, double bandwidth) {
-  return kKernelFloorSeconds + static_cast<double>(bytes) / bandwidth;
+double WriteSeconds(std::uint64_t bytes, double bandwidth, const netmodel::GpuSpec& gpu) {
+  return gpu.kernel_floor + static_cast<double>(bytes) / bandwidth;
 }
 
 }  // namespace
@@ -204,7 +204,7 @@ std::optional<double> MemcpySeconds(MemcpyKind kind, std::uint64_t bytes,
 }
 
 double MemsetSeconds(std::uint64_t bytes, const netmodel::GpuSpec& gpu) {
-  return WriteSeconds(bytes, gpu.hbm_bandwidth * gpu.hbm_efficiency);
+  return WriteSeconds(bytes, gpu.hbm_bandwidth * gpu.hbm_efficiency, gpu);
 }
 
 LibraryModelProvider::LibraryModelProvider(const netmodel::Cluster& cluster) : gpu_(cluster.gpu) {
@@ -280,7 +280,7 @@ AttentionEstimate EstimateAttention(const AttentionShape& a, const netmodel::Gpu
   // Q and O are batch x heads x seq_q x head_dim, K and V batch x heads x seq_kv x head_dim.
   const double bytes = 2.0 * bd * hd * d * (sq + skv) * SizeOf(a.dtype) * (a.backward ? 2 : 1);
   const double memory = bytes / (gpu.hbm_bandwidth * gpu.hbm_efficiency);
-  e.seconds = std::max(compute, memory) + kKernelFloorSeconds;
+  e.seconds = std::max(compute, memory) + gpu.kernel_floor;
   return e;
 }
 
@@ -298,8 +298,7 @@ double TensorFlopsPerClockPerSm(const netmodel::GpuSpec& gpu) {
 }
 
 double StreamingKernelSeconds(std::uint64_t bytes, const netmodel::GpuSpec& gpu) {
-  return static_cast<double>(bytes) / (gpu.hbm_bandwidth * gpu.hbm_efficiency) +
-         kKernelFloorSeconds;
+  return static_cast<double>(bytes) / (gpu.hbm_bandwidth * gpu.hbm_efficiency) + gpu.kernel_floor;
 }
 std::optional<SimTime> LibraryModelProvider::Duration(const Op& op, const NameTable&) const {
   double seconds = 0;
@@ -324,7 +323,7 @@ std::optional<SimTime> LibraryModelProvider::Duration(const Op& op, const NameTa
     }
     case OpKind::kMemset:
       if (!(memset_bandwidth_ > 0)) return std::nullopt;
-      seconds = WriteSeconds(op.bytes, memset_bandwidth_);
+      seconds = WriteSeconds(op.bytes, memset_bandwidth_, gpu_);
       break;
     default:
       return std::nullopt;

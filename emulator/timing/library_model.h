@@ -44,9 +44,6 @@ inline constexpr double kH100HbmEfficiency = 0.9;
 // TF32 tensor cores run at half the BF16 rate: A100 156 of 312, H100 SXM 494 of 989 dense
 // TFLOP/s in their datasheets.
 inline constexpr double kTf32PerBf16 = 0.5;
-// Shortest device-side duration of a library kernel (grid launch, tile prologue, epilogue
-// write-back, completion). Assumed, not measured: a GPU run should replace it.
-inline constexpr double kKernelFloorSeconds = 2e-6;
 // Fraction of the PCIe x16 per-direction rate that pinned-memory copies reach. Assumed from
 // the usual bandwidthTest results (about 25 of 31.5 GB/s on Gen4, 50-55 of 63 GB/s on Gen5).
 inline constexpr double kPcieEfficiency = 0.8;
@@ -129,7 +126,7 @@ struct AttentionEstimate {
   double length_factor = 0;   // keys / (keys + setup_keys (+ block / 2 when causal))
   double fill = 0;            // blocks of queries over SMs, at most 1
   double efficiency = 0;      // the product of the four
-  double seconds = 0;         // max(compute, memory) + kKernelFloorSeconds
+  double seconds = 0;         // max(compute, memory) + GpuSpec::kernel_floor
 };
 AttentionEstimate EstimateAttention(const AttentionShape& attention, const netmodel::GpuSpec& gpu);
 double AttentionSeconds(const AttentionShape& attention, const netmodel::GpuSpec& gpu);

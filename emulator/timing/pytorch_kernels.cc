@@ -44,6 +44,43 @@ double ThreadCount(const Op& op) {
          op.block.z;
 }
 
+// Resident threads and blocks per SM for compute capabilities 8.0 to 10.0 (CUDA C++
+// Programming Guide, "Technical Specifications per Compute Capability"); registers and shared
+// memory, which can only lower them, are not read.
+constexpr double kMaxThreadsPerSm = 2048;
+constexpr double kMaxBlocksPerSm = 32;
+// A block-wide reduction spread over several blocks of the grid (grid.y > 1, ReduceConfig's
+// ctas_per_output): each block stores its partial and fences, takes a semaphore with an
+// atomic, and the last block loads the partials (PyTorch's Reduce.cuh, global_reduce).
+constexpr double kGlobalReduceTrips = 3;
+
+// The kernel's chain of dependent global-memory round trips per thread: however few bytes it
+// moves, each takes GpuSpec::memory_latency. Loads issued together overlap (PyTorch's kernels
+// issue all of one turn's loads before using any); the stores that end a thread are one more.
+double RoundTrips(const KernelClass& c, const Op& op) {
+  if (c.family != KernelFamily::kReduction) return 2;  // the loads, then the stores
+  // A reduction's thread loads vt0 x input_vec_size elements a turn (the name's ReduceOp
+  // arguments) until its share of the input is read, then stores.
+  const double threads = ThreadCount(op);
+  const double per_thread = threads > 0 && c.element_size > 0
+                                ? static_cast<double>(op.bytes) / c.element_size / threads
+                                : 1;
+  const double turns = std::ceil(per_thread / std::max(1, c.elements_per_thread));
+  return std::max(1.0, turns) + 1 + (op.grid.y > 1 ? kGlobalReduceTrips : 0);
+}
+
+// The duration the chain sets: the floor (the shortest kernels, whose threads make one trip:
+// a store) plus the further trips, once per wave of resident blocks.
+double LatencySeconds(const KernelClass& c, const Op& op, const netmodel::GpuSpec& gpu) {
+  const double block = static_cast<double>(op.block.x) * op.block.y * op.block.z;
+  const double blocks = static_cast<double>(op.grid.x) * op.grid.y * op.grid.z;
+  if (!(block > 0) || !(blocks > 0) || gpu.sm_count <= 0) return gpu.kernel_floor;
+  const double resident =
+      std::max(1.0, std::min(kMaxBlocksPerSm, std::floor(kMaxThreadsPerSm / block)));
+  const double waves = std::ceil(blocks / (resident * gpu.sm_count));
+  return gpu.kernel_floor + (waves * RoundTrips(c, op) - 1) * gpu.memory_latency;
+}
+
 }  // namespace
 
 double FamilyEfficiency(KernelFamily family) {
@@ -182,12 +219,14 @@ std::optional<SimTime> PytorchKernelProvider::Duration(const Op& op, const NameT
     seconds = AttentionSeconds(op.attention, gpu_);
   } else {
     if (op.bytes == 0) return std::nullopt;
-    // A streaming kernel's own duration is its transfer; the floor (the shortest kernels'
-    // duration, kernels.md §3.6) bounds it from below rather than adding to it, because a
-    // queued launch's set-up overlaps the kernel before it.
-    seconds = std::max(kKernelFloorSeconds, static_cast<double>(op.bytes) /
-                                                (gpu_.hbm_bandwidth * FamilyEfficiency(c.family) *
-                                                 gpu_.hbm_efficiency / kH100HbmEfficiency));
+    // A streaming kernel's own duration is its transfer; its chain of memory round trips from
+    // the floor (the shortest kernels' duration) bounds it from below rather than adding to
+    // it: other warps' transfers overlap one warp's wait, and a queued launch's set-up
+    // overlaps the kernel before it.
+    seconds =
+        std::max(LatencySeconds(c, op, gpu_),
+                 static_cast<double>(op.bytes) / (gpu_.hbm_bandwidth * FamilyEfficiency(c.family) *
+                                                  gpu_.hbm_efficiency / kH100HbmEfficiency));
   }
   if (!std::isfinite(seconds)) return std::nullopt;
   return SecondsToSim(seconds);

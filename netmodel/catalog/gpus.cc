@@ -33,6 +33,26 @@ constexpr double kChannelBwAmpere = 24.0 * kGiga;
 constexpr double kChannelBwHopper = 38.7 * kGiga;
 constexpr double kChannelBwBlackwell = 38.7 * kGiga * (40.1 / 20.6);
 
+// A global-memory round trip in SM clocks: Accel-Sim's A100 calibration
+// (accel-sim/accel-sim-framework gpu-simulator/configs/tested-cfgs/NVIDIA_A100_80GB_PCIe/
+// gpgpusim.config: gpgpu_l1_latency 37 + gpgpu_l2_rop_latency 224 + dram_latency 198, at its
+// 1410 MHz core clock). Later GPUs: assumed the same number of clocks at their own clock.
+constexpr double kMemoryLatencyClocks = 37 + 224 + 198;
+// SM clocks the datasheet peaks imply (TensorFlopsPerClockPerSm's derivation: A100 312 TFLOP/s
+// = 108 SMs x 2048 x 1.41 GHz, H100 989.4 = 132 x 4096 x 1.83 GHz, B200 2250 = 148 x 8192 x
+// 1.86 GHz).
+constexpr double kA100ClockHz = 1.41e9;
+constexpr double kH100ClockHz = 1.83e9;
+constexpr double kB200ClockHz = 1.86e9;
+
+// Store-only kernels (PyTorch's fill_, one block) on A100: in both A100 traces of
+// tests/emulator/profiling/data/hta (whole-microsecond timestamps) they record 3 us or 4 us,
+// rarely 2 (means 3.2 and 2.9 us), as kernels.md 3.6's A100-SXM4-80GB row (p5 3 us) says.
+constexpr double kKernelFloorAmpere = 3e-6;
+// Hopper and Blackwell: assumed 2 us, inside kernels.md 3.6's H100 and B200 rows (shortest
+// kernels 1.12-2.31 us, p5 1.50-4.96 us).
+constexpr double kKernelFloorAssumed = 2e-6;
+
 GpuSpec A100() {
   GpuSpec g;
   g.key = "a100-sxm-80gb";
@@ -46,6 +66,8 @@ GpuSpec A100() {
   // babelstream mul, tensor.copy_, Liger RMSNorm).
   g.hbm_efficiency = 0.73;
   g.sm_count = 108;  // A100 whitepaper
+  g.kernel_floor = kKernelFloorAmpere;
+  g.memory_latency = kMemoryLatencyClocks / kA100ClockHz;
   g.compute_capability_major = 8;
   g.compute_capability_minor = 0;
   g.nvlink_generation = 3;
@@ -83,6 +105,8 @@ GpuSpec H100() {
   // 3.07 TB/s.
   g.hbm_efficiency = 0.9;
   g.sm_count = 132;  // H100 SXM5 whitepaper
+  g.kernel_floor = kKernelFloorAssumed;
+  g.memory_latency = kMemoryLatencyClocks / kH100ClockHz;
   g.compute_capability_major = 9;
   g.compute_capability_minor = 0;
   g.nvlink_generation = 4;
@@ -121,6 +145,8 @@ GpuSpec B200() {
   // kernels.md 3.1: CUB babelstream add, 6.721 TB/s (nvbench BWUtil 87.6% of its 7.67).
   g.hbm_efficiency = 0.84;
   g.sm_count = 148;  // Blackwell architecture brief (2 dies x 74 SMs)
+  g.kernel_floor = kKernelFloorAssumed;
+  g.memory_latency = kMemoryLatencyClocks / kB200ClockHz;
   g.compute_capability_major = 10;
   g.compute_capability_minor = 0;
   g.nvlink_generation = 5;

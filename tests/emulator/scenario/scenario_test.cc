@@ -105,7 +105,8 @@ TEST_F(ScenarioTest, ProvenanceListsEveryResolvedValueInDisplayOrder) {
           Pair("gpus_per_node", At("one.toml", 5, 17)), Pair("gpu.bf16_flops", catalog),
           Pair("gpu.fp8_flops", catalog), Pair("gpu.fp32_flops", catalog), Pair("gpu.hbm", catalog),
           Pair("gpu.hbm_bandwidth", catalog), Pair("gpu.hbm_efficiency", catalog),
-          Pair("gpu.sm_count", catalog), Pair("gpu.nvlink_links", catalog),
+          Pair("gpu.sm_count", catalog), Pair("gpu.kernel_floor", catalog),
+          Pair("gpu.memory_latency", catalog), Pair("gpu.nvlink_links", catalog),
           Pair("gpu.nvlink_link_bandwidth", catalog), Pair("gpu.nvlink_efficiency", catalog),
           Pair("gpu.channel_bandwidth", catalog), Pair("gpu.nvlink_sharp", catalog),
           Pair("scale_up.kind", "default"), Pair("scale_up.domain_size", "derived: gpus_per_node"),
@@ -119,7 +120,7 @@ TEST_F(ScenarioTest, ProvenanceListsEveryResolvedValueInDisplayOrder) {
   std::vector<std::string> keys;
   for (const auto& [key, origin] : many.provenance) keys.push_back(key);
   EXPECT_THAT(
-      std::vector<std::string>(keys.begin() + 21, keys.end()),
+      std::vector<std::string>(keys.begin() + 23, keys.end()),
       ElementsAre("scale_out.topology", "scale_out.nic", "scale_out.nic.rate",
                   "scale_out.nic.efficiency", "scale_out.nic.latency", "scale_out.nics_per_node",
                   "scale_out.switch", "scale_out.switch.latency", "scale_out.oversubscription",

@@ -363,7 +363,7 @@ TEST(KernelTimer, CountedKernelsRunAtTheirSlowestPipe) {
   EXPECT_GT(e.tensor, e.memory);
   auto timer = MakeTimer(cluster);
   ASSERT_NE(timer, nullptr);
-  EXPECT_EQ(timer->Time(op, names), timing::SecondsToSim(e.tensor + timing::kKernelFloorSeconds));
+  EXPECT_EQ(timer->Time(op, names), timing::SecondsToSim(e.tensor + cluster.gpu.kernel_floor));
   EXPECT_EQ(timer->stats()[2].provider, "kernel code");
   EXPECT_EQ(timer->stats()[2].ops, 1u);
   // One block fills one SM of 132: every pipe runs at 1/132 of its rate.

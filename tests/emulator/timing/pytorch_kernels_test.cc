@@ -244,11 +244,37 @@ TEST(PytorchKernelsTest, ElementwiseKernelsMatchH100Traces) {
   }
 }
 
+TEST(PytorchKernelsTest, SmallGridsWaitOnTheirMemoryRoundTrips) {
+  const netmodel::GpuSpec a100 = Gpu("a100-sxm-80gb");
+  const double floor = a100.kernel_floor, trip = a100.memory_latency;
+  // 459 SM clocks at 1.41 GHz (Accel-Sim's A100 calibration).
+  EXPECT_NEAR(trip, 459 / 1.41e9, 1e-12);
+  // One block of a sum reading 409,600 bytes of BF16: 204,800 elements over 128 threads, 32
+  // a turn (vt0 4 x input_vec_size 8): 50 turns and the store, far longer than the bytes at
+  // HBM rate.
+  Op sum = Kernel({1}, {128});
+  sum.bytes = 409'600;
+  EXPECT_NEAR(Seconds(kReduceSum, sum, "a100-sxm-80gb"), floor + 50 * trip, 1e-12);
+  // The same split over 16 blocks of the grid's y: 4 turns each, the store, and the global
+  // reduction's three trips (partial and fence, semaphore, the last block's loads).
+  sum.grid = Dim3{1, 16, 1};
+  EXPECT_NEAR(Seconds(kReduceSum, sum, "a100-sxm-80gb"), floor + 7 * trip, 1e-12);
+  // A grid of two waves (128-thread blocks, 16 resident per SM, 108 SMs) waits twice.
+  Op add = Kernel({108 * 16 + 1}, {128});
+  add.bytes = 4096;
+  EXPECT_NEAR(Seconds(kAddFloat, add, "a100-sxm-80gb"), floor + 3 * trip, 1e-12);
+  // Bytes enough to stream for longer than the chain: the bandwidth decides.
+  add.bytes = std::uint64_t{1} << 30;
+  EXPECT_GT(Seconds(kAddFloat, add, "a100-sxm-80gb"), 1e-4);
+}
+
 TEST(PytorchKernelsTest, TheFloorBoundsTinyKernels) {
   Op op = Kernel({1}, {128});
   op.bytes = 512;
-  // kernels.md §3.6: the shortest kernels on H100 take 1.1-2.3 us.
-  EXPECT_NEAR(Seconds(kAddFloat, op, "h100-sxm"), kKernelFloorSeconds, 1e-12);
+  // The floor (kernels.md §3.6: the shortest kernels on H100 take 1.1-2.3 us) and the one
+  // round trip an add's loads make before its stores.
+  const netmodel::GpuSpec h100 = Gpu("h100-sxm");
+  EXPECT_NEAR(Seconds(kAddFloat, op, "h100-sxm"), h100.kernel_floor + h100.memory_latency, 1e-12);
   // Nothing known about the work: the provider does not answer.
   NameTable names;
   op.bytes = 0;

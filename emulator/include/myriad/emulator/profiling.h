@@ -75,6 +75,8 @@ struct KernelCheck {
   std::string model;        // the provider that timed it
   std::size_t kernels = 1;  // a GEMM call may launch several (a split-K reduction)
   double measured_us = 0, predicted_us = 0;
+  Dim3 grid, block;         // its launch shape, as the trace recorded it
+  std::uint64_t bytes = 0;  // the bytes the model counted (0: a model that counts none)
   // Another kernel ran on another stream while it did (an NCCL kernel beside a GEMM): its
   // measured duration includes sharing the GPU, which a kernel model does not time.
   bool overlapped = false;

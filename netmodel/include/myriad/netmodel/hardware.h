@@ -23,6 +23,13 @@ struct GpuSpec {
   // measured on that GPU; memory-bound kernels, copies and GEMM outputs move at it.
   double hbm_efficiency = 0.9;
   int sm_count = 0;
+  // Shortest device-side duration of a kernel (grid launch, one store per thread, completion),
+  // seconds: what the smallest kernels of a real trace measure.
+  double kernel_floor = 2e-6;
+  // One dependent global-memory round trip from an SM (a load that misses L1 and L2 until its
+  // data returns), seconds: a kernel whose threads wait on their loads in turn takes this per
+  // turn however few bytes it moves.
+  double memory_latency = 0;
   int compute_capability_major = 0;
   int compute_capability_minor = 0;
   int nvlink_generation = 0;
