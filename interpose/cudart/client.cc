@@ -1,6 +1,7 @@
 #include "cudart/client.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -137,6 +138,8 @@ struct ThreadState {
   // While in a timed wait: its virtual deadline, which a waker cannot push it past (-1: none).
   std::int64_t deadline = -1;
   bool exited = false;
+  // The kernel's id of the thread it is (set in the thread itself), for the idle watch.
+  std::atomic<int> tid{0};
 };
 
 // Set at the process's first CUDA call that reaches Myriad: its host clocks are virtual from
@@ -272,7 +275,11 @@ ThreadState* NewThread(std::int64_t clock) {
 
 ThreadState& State() {
   // A thread the preload's pthread_create made adopts the state its creator announced.
-  thread_local ThreadState* state = adopted ? adopted : NewThread(process_time.load());
+  thread_local ThreadState* state = [] {
+    ThreadState* s = adopted ? adopted : NewThread(process_time.load());
+    s->tid = static_cast<int>(::syscall(SYS_gettid));
+    return s;
+  }();
   return *state;
 }
 
@@ -352,8 +359,107 @@ void AdvanceClock(ThreadState& t) {
 
 // The process's first CUDA call, by `t` (t.mu held): clocks become virtual, and Myriad
 // hears every other thread's state as it stands (each report numbered as it would have been).
+// --- The idle watch: threads asleep in waits the preload does not see.
+//
+// A thread that sleeps in a bare futex (OpenMP's and Rayon's thread pools between parallel
+// regions, std::atomic::wait, C++20 barriers) or in waitpid never tells Myriad it waits, so
+// Myriad would hold virtual time at its clock for ever: a program whose CPU ops once ran on
+// OpenMP threads then hangs at its next CUDA synchronisation. A watcher thread of the shim's
+// own (made with glibc's pthread_create, unseen by the preload) looks at the process's
+// threads every kIdleScanNs of real time; one that the kernel shows asleep, with no CPU time
+// used, over kIdleScans looks in a row, and that is not inside a call to Myriad (its
+// connection's lock is free) and not in a wait Myriad knows, is reported waiting outside
+// Myriad's view: it holds no virtual time and resumes at its own clock when it next calls in
+// (as a thread spinning in sched_yield does). docs/run.md, "Host threads".
+constexpr long kIdleScanNs = 10'000'000;
+void ReportWaitLocked(ThreadState& t, wire::HostState state);  // below
+constexpr int kIdleScans = 2;
+
+// The thread's scheduler state letter and CPU time (ns) from /proc, by system calls alone
+// (the preload wraps open and read, which would make this thread one of the process's).
+bool TaskState(int tid, char* state, std::uint64_t* cpu_ns) {
+  const auto read_file = [](const char* path, char* buffer, std::size_t size) -> long {
+    const long fd = ::syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    const long n = ::syscall(SYS_read, fd, buffer, size - 1);
+    ::syscall(SYS_close, fd);
+    if (n >= 0) buffer[n] = '\0';
+    return n;
+  };
+  char path[64], buffer[512];
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+  if (read_file(path, buffer, sizeof buffer) <= 0) return false;
+  const char* end = std::strrchr(buffer, ')');  // the name may hold spaces and parentheses
+  if (!end || end[1] != ' ' || !end[2]) return false;
+  *state = end[2];
+  // Field 14 and 15 (utime, stime, in clock ticks) follow the state (field 3).
+  const char* at = end + 2;
+  unsigned long long ticks = 0;
+  for (int field = 3; field < 16 && at; ++field) {
+    if (field >= 14) ticks += std::strtoull(at, nullptr, 10);
+    at = std::strchr(at, ' ');
+    if (at) ++at;
+  }
+  *cpu_ns = ticks * 10'000'000ull;
+  // Finer: the time on CPU the scheduler counts (schedstat), where the kernel keeps it.
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", tid);
+  if (read_file(path, buffer, sizeof buffer) > 0) *cpu_ns = std::strtoull(buffer, nullptr, 10);
+  return true;
+}
+
+void* WatchIdleThreads(void*) {
+  std::unordered_map<ThreadState*, std::pair<std::uint64_t, int>> seen;  // CPU time, idle looks
+  for (;;) {
+    const timespec period{0, kIdleScanNs};
+    ::syscall(SYS_nanosleep, &period, nullptr);
+    for (ThreadState* t : Threads()) {
+      const int tid = t->tid.load();
+      bool known_wait = false;
+      {
+        std::lock_guard<RawMutex> host(t->host_mu);
+        known_wait = t->blocked || t->exited;
+      }
+      char state = 0;
+      std::uint64_t cpu = 0;
+      if (tid <= 0 || known_wait || !TaskState(tid, &state, &cpu)) {
+        seen.erase(t);
+        continue;
+      }
+      auto& [last_cpu, idle] = seen[t];
+      if (state != 'S' || cpu != last_cpu) {
+        last_cpu = cpu;
+        idle = 0;
+        continue;
+      }
+      if (++idle < kIdleScans) continue;
+      idle = 0;
+      if (!t->mu.try_lock()) continue;  // in a call to Myriad: waiting for its answer
+      bool still_running = false;
+      {
+        std::lock_guard<RawMutex> host(t->host_mu);
+        still_running = !t->blocked && !t->exited;
+      }
+      if (still_running && SendBatch(*t)) ReportWaitLocked(*t, wire::HostState::kOutside);
+      t->mu.unlock();
+    }
+  }
+  return nullptr;
+}
+
+void StartIdleWatch() {
+  using Create = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+  // glibc's own, looked up in libc itself: the preload's wrapper would make the watcher one
+  // of the threads it watches.
+  void* libc = ::dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  const auto create = libc ? reinterpret_cast<Create>(::dlsym(libc, "pthread_create")) : nullptr;
+  if (!create) return;
+  pthread_t watcher;
+  if (create(&watcher, nullptr, WatchIdleThreads, nullptr) == 0) ::pthread_detach(watcher);
+}
+
 void Start(ThreadState& t) {
   if (!MarkStarted()) return;
+  StartIdleWatch();
   for (ThreadState* other : Threads()) {
     wire::HostState state = wire::HostState::kRunning;
     std::uint32_t version = 0;
@@ -539,7 +645,10 @@ void* ThreadCreated() {
   return child;
 }
 
-void ThreadAdopt(void* handle) { adopted = static_cast<ThreadState*>(handle); }
+void ThreadAdopt(void* handle) {
+  adopted = static_cast<ThreadState*>(handle);
+  if (adopted) adopted->tid = static_cast<int>(::syscall(SYS_gettid));
+}
 
 void ThreadExited(void* handle) {
   auto& t = *static_cast<ThreadState*>(handle);

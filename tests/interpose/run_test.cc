@@ -77,6 +77,20 @@ TEST(RunTest, ThreadsIdleInSemaphoresAndPipeReadsHoldNoTime) {
   }
 }
 
+// Threads asleep where the preload cannot see (OpenMP's pool after a parallel region, a bare
+// futex wait) are found asleep by the shim's idle watch and hold no virtual time: the main
+// thread's synchronize returns (before the watch the run hung until --timeout).
+TEST(RunTest, ThreadsAsleepInBareFutexesHoldNoTime) {
+  for (int run = 0; run < 2; ++run) {
+    const auto [status, out] =
+        Myriad("run scenarios/dgx-h100.toml --processes 1 --timeout 60 --no-launch-guess -- " +
+               kPrograms + "/bare_waits");
+    ASSERT_EQ(status, 0) << out;
+    EXPECT_THAT(out, HasSubstr("sum 524288 on ")) << out;
+    EXPECT_THAT(out, HasSubstr("gpu 0.502 ms")) << out;
+  }
+}
+
 // Work a thread enqueued before letting go of a mutex comes before what the thread that takes
 // it enqueues next, even when the first thread's batch has not been sent yet: the second
 // thread's synchronisation waits for all 50 kernels (10 us each, the fallback), every run.
