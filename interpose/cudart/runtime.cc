@@ -1513,14 +1513,70 @@ MYRIAD_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
 // ---- CUDA graphs: stream capture records ops; each launch replays them ----
 // A graph (and its executable form) is the captured ops, which a launch sends in order onto
 // the launch stream: the graph's internal concurrency between captured streams is not kept.
+}  // extern "C"
+
+// User objects (cudaUserObjectCreate): a destructor and a count of references, owned by the
+// program and by graphs (a graph's instantiations hold copies of the graph's). The destructor
+// runs when the last reference goes, on the thread that lets it go (CUDA runs it on an
+// internal thread; it may call no CUDA API either way).
+struct CUuserObject_st {
+  std::uint32_t magic = 0x4a424f4d;  // "MOBJ"
+  void* ptr = nullptr;
+  cudaHostFn_t destroy = nullptr;
+  std::atomic<long long> references{0};
+};
+using UserReferences = std::map<cudaUserObject_t, long long>;  // object -> references held
+
+namespace {
+
+void RetainUser(cudaUserObject_t object, long long count) { object->references += count; }
+void ReleaseUser(cudaUserObject_t object, long long count) {
+  if ((object->references -= count) > 0) return;
+  const cudaHostFn_t destroy = object->destroy;
+  void* ptr = object->ptr;
+  object->magic = 0;
+  delete object;
+  if (destroy) destroy(ptr);
+}
+void ReleaseAll(const UserReferences& held) {
+  for (const auto& [object, count] : held) ReleaseUser(object, count);
+}
+bool IsUserObject(cudaUserObject_t object) { return object && object->magic == 0x4a424f4d; }
+
+}  // namespace
+
 struct CUgraph_st {
   std::uint32_t magic = 0x4850524d;  // "MRPH"
   std::vector<shim::CapturedOp> ops;
+  UserReferences user_objects;
 };
 struct CUgraphExec_st {
   std::uint32_t magic = 0x5845524d;  // "MREX"
   std::vector<shim::CapturedOp> ops;
+  UserReferences user_objects;
 };
+
+namespace {
+
+// The graph each capture in progress builds, by (device, stream): cudaStreamGetCaptureInfo
+// hands it out (PyTorch retains user objects on it) and cudaStreamEndCapture returns it.
+std::mutex capture_graphs_mu;
+std::map<std::pair<int, std::int32_t>, cudaGraph_t>& CaptureGraphs() {
+  static auto* graphs = new std::map<std::pair<int, std::int32_t>, cudaGraph_t>();
+  return *graphs;
+}
+cudaGraph_t TakeCaptureGraph(int device, std::int32_t stream) {
+  std::lock_guard<std::mutex> lock(capture_graphs_mu);
+  auto it = CaptureGraphs().find({device, stream});
+  if (it == CaptureGraphs().end()) return nullptr;
+  cudaGraph_t g = it->second;
+  CaptureGraphs().erase(it);
+  return g;
+}
+
+}  // namespace
+
+extern "C" {
 
 MYRIAD_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
   int device = 0;
@@ -1529,6 +1585,8 @@ MYRIAD_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStream
   // The legacy default stream cannot be captured (CUDA says the same).
   if (id == shim::kLegacyStreamId) return Fail(cudaErrorStreamCaptureUnsupported);
   if (!shim::BeginCapture(device, id)) return Fail(cudaErrorIllegalState);
+  std::lock_guard<std::mutex> lock(capture_graphs_mu);
+  CaptureGraphs()[{device, id}] = new CUgraph_st();
   return cudaSuccess;
 }
 MYRIAD_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
@@ -1536,8 +1594,10 @@ MYRIAD_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t*
   std::int32_t id = 0;
   if (!graph) return Fail(cudaErrorInvalidValue);
   if (!shim::Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
-  auto* g = new CUgraph_st();
+  cudaGraph_t g = TakeCaptureGraph(device, id);
+  if (!g) g = new CUgraph_st();
   if (!shim::EndCapture(device, id, &g->ops)) {
+    ReleaseAll(g->user_objects);
     delete g;
     return Fail(cudaErrorIllegalState);
   }
@@ -1562,6 +1622,9 @@ MYRIAD_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_
   if (!exec || !graph || graph->magic != 0x4850524d) return Fail(cudaErrorInvalidValue);
   auto* e = new CUgraphExec_st();
   e->ops = graph->ops;
+  // An instantiation holds its own copy of each of the graph's references.
+  e->user_objects = graph->user_objects;
+  for (const auto& [object, count] : e->user_objects) RetainUser(object, count);
   *exec = e;
   return cudaSuccess;
 }
@@ -1586,12 +1649,18 @@ MYRIAD_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t str
 }
 MYRIAD_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
   if (!exec || exec->magic != 0x5845524d) return Fail(cudaErrorInvalidValue);
+  const UserReferences held = std::move(exec->user_objects);
+  exec->magic = 0;
   delete exec;
+  ReleaseAll(held);  // its launches were enqueued already: nothing on the GPU waits for them
   return cudaSuccess;
 }
 MYRIAD_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
   if (!graph || graph->magic != 0x4850524d) return Fail(cudaErrorInvalidValue);
+  const UserReferences held = std::move(graph->user_objects);
+  graph->magic = 0;
   delete graph;
+  ReleaseAll(held);
   return cudaSuccess;
 }
 
@@ -1612,7 +1681,11 @@ MYRIAD_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream,
                        static_cast<std::uint32_t>(stream_id)) +
                           1
                     : 0;
-  if (graph) *graph = nullptr;  // the graph being built is not exposed
+  if (graph) {  // the graph being built (its ops arrive at the capture's end)
+    std::lock_guard<std::mutex> lock(capture_graphs_mu);
+    const auto it = CaptureGraphs().find({device, stream_id});
+    *graph = capturing && it != CaptureGraphs().end() ? it->second : nullptr;
+  }
   if (dependencies) *dependencies = nullptr;
   if (edges) *edges = nullptr;
   if (count) *count = 0;
@@ -1628,6 +1701,50 @@ MYRIAD_EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* 
       nodes[i] = reinterpret_cast<cudaGraphNode_t>(&graph->ops[i]);
   }
   *count = graph->ops.size();
+  return cudaSuccess;
+}
+
+MYRIAD_EXPORT cudaError_t cudaUserObjectCreate(cudaUserObject_t* object_out, void* ptr,
+                                               cudaHostFn_t destroy, unsigned initial_references,
+                                               unsigned flags) {
+  // cudaUserObjectNoDestructorSync is required, and the only flag.
+  if (!object_out || !destroy || initial_references == 0 || flags != cudaUserObjectNoDestructorSync)
+    return Fail(cudaErrorInvalidValue);
+  auto* object = new CUuserObject_st();
+  object->ptr = ptr;
+  object->destroy = destroy;
+  object->references = initial_references;
+  *object_out = object;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned count) {
+  if (!IsUserObject(object) || count == 0) return Fail(cudaErrorInvalidValue);
+  RetainUser(object, count);
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned count) {
+  if (!IsUserObject(object) || count == 0) return Fail(cudaErrorInvalidValue);
+  ReleaseUser(object, count);
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object,
+                                                    unsigned count, unsigned flags) {
+  if (!graph || graph->magic != 0x4850524d || !IsUserObject(object) || count == 0 ||
+      (flags & ~static_cast<unsigned>(cudaGraphUserObjectMove)) != 0)
+    return Fail(cudaErrorInvalidValue);
+  // Move: the caller's references become the graph's; else the graph takes new ones.
+  if ((flags & cudaGraphUserObjectMove) == 0) RetainUser(object, count);
+  graph->user_objects[object] += count;
+  return cudaSuccess;
+}
+MYRIAD_EXPORT cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object,
+                                                     unsigned count) {
+  if (!graph || graph->magic != 0x4850524d || !IsUserObject(object) || count == 0)
+    return Fail(cudaErrorInvalidValue);
+  auto it = graph->user_objects.find(object);
+  if (it == graph->user_objects.end() || it->second < count) return Fail(cudaErrorInvalidValue);
+  if ((it->second -= count) == 0) graph->user_objects.erase(it);
+  ReleaseUser(object, count);
   return cudaSuccess;
 }
 

@@ -351,6 +351,22 @@ TEST(TorchCompile, InductorsTritonKernelsAreTimedFromTheirCode) {
     EXPECT_NE(k["name"].get<std::string>().rfind("triton_", 0), 0u) << k.dump();
 }
 
+// A collective captured in a CUDA graph (PyTorch keeps its resources with CUDA user objects,
+// retained on the graph being captured) replays on both ranks: the replays are timed as the
+// captured all_reduce and kernel are.
+TEST(TorchGraphs, ACapturedAllReduceReplays) {
+  const std::string python = Python();
+  if (python.empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
+  const std::string torchrun = kSource + "/.venv-torch/bin/torchrun";
+  const auto [status, out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run scenarios/dgx-h100.toml --timeout 300 -- " + torchrun +
+      " --nproc-per-node 2 tests/examples/data/graph_all_reduce.py 2>&1");
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("rank 0: 3 replays of the captured all_reduce in"));
+  EXPECT_THAT(out, ::testing::HasSubstr("rank 1: 3 replays of the captured all_reduce in"));
+  EXPECT_THAT(out, ::testing::Not(::testing::HasSubstr("not supported by Myriad"))) << out;
+}
+
 TEST(TorchData, SmallCollectivesComputeRealResults) {
   const std::string python = Python();
   if (python.empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";

@@ -250,6 +250,8 @@ TEST(RunTest, GraphLaunchesReplayTheCapturedOps) {
   // Six captured kernels (10 us each, the fallback), three launches, one after the other.
   EXPECT_THAT(out, HasSubstr("capturing 1, sync refused 1, 3 graph launches: 0.180 ms"));
   EXPECT_THAT(out, HasSubstr("18 x step(float*)"));
+  EXPECT_THAT(out, HasSubstr("user object: created 1, retained by the capture's graph 1 (that "
+                             "graph 1), destroyed 0 with the graph, 1 with its instantiation"));
 }
 
 TEST(RunTest, HostWorkIsFreeWhenModelledAndCountedWhenMeasured) {

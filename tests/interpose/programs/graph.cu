@@ -1,9 +1,14 @@
 // CUDA graphs as a user captures them: five kernels on one stream plus one on a second stream
 // that joins the capture through an event, instantiated once and launched three times, timed
-// with events. (tests/interpose/run_test.cc)
+// with events. A user object keeps a resource alive for the graph, as PyTorch's capture does
+// (the graph being captured from cudaStreamGetCaptureInfo, the reference moved to it): it is
+// destroyed when the graph and its instantiation are gone. (tests/interpose/run_test.cc)
 #include <cstdio>
 
 __global__ void step(float* x) { x[threadIdx.x] *= 2; }
+
+int destroyed = 0;
+void Destroy(void* counter) { ++*static_cast<int*>(counter); }
 
 int main() {
   float* x = nullptr;
@@ -28,9 +33,19 @@ int main() {
   step<<<1, 256, 0, side>>>(x);
   cudaEventRecord(join, side);
   cudaStreamWaitEvent(s, join, 0);
+  cudaGraph_t capturing = nullptr;
+  cudaStreamGetCaptureInfo(s, &status, nullptr, &capturing, nullptr, nullptr, nullptr);
+  cudaUserObject_t resource;
+  const bool created = cudaUserObjectCreate(&resource, &destroyed, Destroy, 1,
+                                            cudaUserObjectNoDestructorSync) == cudaSuccess;
+  const bool retained =
+      capturing &&
+      cudaGraphRetainUserObject(capturing, resource, 1, cudaGraphUserObjectMove) == cudaSuccess;
   cudaStreamEndCapture(s, &graph);
   cudaGraphExec_t exec;
   cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);  // the instantiation keeps its own reference
+  const int destroyed_with_graph = destroyed;
 
   cudaEventRecord(a, s);
   for (int i = 0; i < 3; ++i) cudaGraphLaunch(exec, s);
@@ -41,6 +56,9 @@ int main() {
   std::printf("capturing %d, sync refused %d, 3 graph launches: %.3f ms\n",
               status == cudaStreamCaptureStatusActive, sync_refused, ms);
   cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
+  std::printf(
+      "user object: created %d, retained by the capture's graph %d (that graph %d), "
+      "destroyed %d with the graph, %d with its instantiation\n",
+      created, retained, capturing == graph, destroyed_with_graph, destroyed);
   return 0;
 }
