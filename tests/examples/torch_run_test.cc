@@ -126,6 +126,8 @@ INSTANTIATE_TEST_SUITE_P(
         Script{"fsdp2_2_ranks", "dgx-h100.toml", 2, "examples/pytorch/fsdp2.py"},
         Script{"cuda_graph", "dgx-h100.toml", 1, "examples/pytorch/cuda_graph.py"},
         Script{"compiled", "dgx-h100.toml", 1, "examples/pytorch/compiled.py", false},
+        Script{"flex_attention", "dgx-h100.toml", 1, "examples/pytorch/flex_attention.py",
+               false},
         Script{"tp_dp_mesh_4_ranks", "dgx-h100.toml", 4, "examples/pytorch/tp_dp_mesh.py"}),
     [](const ::testing::TestParamInfo<Script>& p) { return std::string(p.param.name); });
 
