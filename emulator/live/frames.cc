@@ -113,10 +113,11 @@ Status DecodeModule(const std::string& payload, std::uint32_t* id, std::string* 
   return Status::Ok();
 }
 
-Status DecodeModulePtx(const std::string& payload, std::uint32_t* id) {
+Status DecodeModulePtx(const std::string& payload, std::uint32_t* id, std::string* ptx) {
   if (!ReadModuleId(payload, id) || payload.size() == sizeof *id ||
       payload.size() > wire::kMaxFrameBytes)
     return Status::InvalidArgument("a malformed module");
+  *ptx = payload.substr(sizeof *id);
   return Status::Ok();
 }
 
@@ -157,7 +158,8 @@ Status Decode(const wire::FrameHeader& header, const std::string& payload) {
     }
     case wire::FrameType::kModulePtx: {
       std::uint32_t id = 0;
-      return DecodeModulePtx(payload, &id);
+      std::string ptx;
+      return DecodeModulePtx(payload, &id, &ptx);
     }
     default:
       return Status::InvalidArgument(

@@ -36,7 +36,7 @@ Status DecodeErrors(const std::string& payload,
 Status DecodeModule(const std::string& payload, std::uint32_t* id, std::string* path);
 // A module's PTX (kModulePtx): its id (> 0), then the PTX, non-empty; at most
 // wire::kMaxFrameBytes in all.
-Status DecodeModulePtx(const std::string& payload, std::uint32_t* id);
+Status DecodeModulePtx(const std::string& payload, std::uint32_t* id, std::string* ptx);
 // Any frame a process may send, by its header: what the server would decode, for the fuzzer.
 Status Decode(const wire::FrameHeader& header, const std::string& payload);
 

@@ -1083,9 +1083,10 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
     }
     case wire::FrameType::kModulePtx: {
       std::uint32_t id = 0;
+      std::string ptx;
       if (process_ < 0) return Status::InvalidArgument("a module before hello");
-      MYRIAD_RETURN_IF_ERROR(frames::DecodeModulePtx(payload, &id));
-      if (pid_ > 0) server_.ModulePtx(pid_, id, payload.substr(sizeof id));
+      MYRIAD_RETURN_IF_ERROR(frames::DecodeModulePtx(payload, &id, &ptx));
+      if (pid_ > 0) server_.ModulePtx(pid_, id, std::move(ptx));
       return Status::Ok();
     }
     case wire::FrameType::kErrors: {

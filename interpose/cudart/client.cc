@@ -357,8 +357,6 @@ void AdvanceClock(ThreadState& t) {
   t.cpu_ns = now;
 }
 
-// The process's first CUDA call, by `t` (t.mu held): clocks become virtual, and Myriad
-// hears every other thread's state as it stands (each report numbered as it would have been).
 // --- The idle watch: threads asleep in waits the preload does not see.
 //
 // A thread that sleeps in a bare futex (OpenMP's and Rayon's thread pools between parallel
@@ -372,8 +370,8 @@ void AdvanceClock(ThreadState& t) {
 // Myriad's view: it holds no virtual time and resumes at its own clock when it next calls in
 // (as a thread spinning in sched_yield does). docs/run.md, "Host threads".
 constexpr long kIdleScanNs = 10'000'000;
-void ReportWaitLocked(ThreadState& t, wire::HostState state);  // below
 constexpr int kIdleScans = 2;
+void ReportWaitLocked(ThreadState& t, wire::HostState state);  // below
 
 // The thread's scheduler state letter and CPU time (ns) from /proc, by system calls alone
 // (the preload wraps open and read, which would make this thread one of the process's).
@@ -457,6 +455,8 @@ void StartIdleWatch() {
   if (create(&watcher, nullptr, WatchIdleThreads, nullptr) == 0) ::pthread_detach(watcher);
 }
 
+// The process's first CUDA call, by `t` (t.mu held): clocks become virtual, and Myriad
+// hears every other thread's state as it stands (each report numbered as it would have been).
 void Start(ThreadState& t) {
   if (!MarkStarted()) return;
   StartIdleWatch();
