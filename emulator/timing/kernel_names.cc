@@ -240,9 +240,17 @@ KernelClass Classify(std::string_view demangled) {
     // vt0, input_vec_size>> (before PyTorch 1.13 ReduceOp had no input_vec_size)
     const std::vector<std::string_view> r = ClassArgs(arg(2));
     if (r.size() < 5) return c;
+    // A thread's turn (the loads it issues before using any, read from libtorch_cuda's sm_80
+    // SASS of the float sum): the vectorized-input loop loads one vector of input_vec_size a
+    // trip, not unrolled; the other path loads vt0 vectors of output_vec_size, then reduces
+    // them. The two paths are exclusive and the launch does not say which ran: the wider turn
+    // (they agree whenever input_vec_size is vt0 and output_vec_size 1, the usual case).
     c.element_size = FirstSize(r[0]);
-    c.elements_per_thread =
-        std::max(1, ParseInt(r[4])) * (r.size() >= 6 ? std::max(1, ParseInt(r[5])) : 1);
+    const int vt0 = std::max(1, ParseInt(r[4]));
+    const int input_vec_size = r.size() >= 6 ? std::max(1, ParseInt(r[5])) : vt0;
+    const int output_vec_size = std::max(1, ParseInt(arg(1)));
+    c.elements_per_turn = std::max(input_vec_size, vt0 * output_vec_size);
+    c.output_vec_size = output_vec_size;
     return family(KernelFamily::kReduction);
   }
   if (base == "vectorized_layer_norm_kernel" || base == "LayerNormForwardCUDAKernel" ||

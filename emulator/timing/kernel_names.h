@@ -65,7 +65,8 @@ struct KernelClass {
   int element_size = 0;            // the kernel's (first) data type
   double array_element_bytes = 0;  // any kernel: its pointer parameters' element sizes, summed
   int accumulator_size = 0;        // norms: T_ACC
-  int elements_per_thread = 1;     // reductions: vt0 x input_vec_size
+  int elements_per_turn = 1;       // reductions: elements a thread loads before using any
+  int output_vec_size = 1;         // reductions: outputs a thread holds (> 1: x spans outputs)
   int depth = 0;                   // multi-tensor: tensor lists
   bool reads_only = false;         // multi-tensor norms, row moments
   bool backward = false;           // softmax, attention

@@ -49,24 +49,39 @@ double ThreadCount(const Op& op) {
 // memory, which can only lower them, are not read.
 constexpr double kMaxThreadsPerSm = 2048;
 constexpr double kMaxBlocksPerSm = 32;
-// A block-wide reduction spread over several blocks of the grid (grid.y > 1, ReduceConfig's
-// ctas_per_output): each block stores its partial and fences, takes a semaphore with an
-// atomic, and the last block loads the partials (PyTorch's Reduce.cuh, global_reduce).
-constexpr double kGlobalReduceTrips = 3;
+// A step of a block's reduction on chip, in global round trips: a shared-memory load (or a
+// warp shuffle, assumed the same) and the add that uses it, 29 + 4 SM clocks in Accel-Sim's
+// A100 calibration (gpgpu_smem_latency, ptx_opcode_latency_fp; the file kMemoryLatencyClocks
+// cites in netmodel/catalog/gpus.cc) against the 627-clock global round trip made from it.
+constexpr double kBlockReduceStepTrips = (29.0 + 4.0) / 627.0;
 
 // The kernel's chain of dependent global-memory round trips per thread: however few bytes it
 // moves, each takes GpuSpec::memory_latency. Loads issued together overlap (PyTorch's kernels
 // issue all of one turn's loads before using any); the stores that end a thread are one more.
 double RoundTrips(const KernelClass& c, const Op& op) {
   if (c.family != KernelFamily::kReduction) return 2;  // the loads, then the stores
-  // A reduction's thread loads vt0 x input_vec_size elements a turn (the name's ReduceOp
-  // arguments) until its share of the input is read, then stores.
+  // A reduction's thread takes turns of loads (elements_per_turn) until its share of the
+  // input is read; its block then combines its threads' values (Reduce.cuh's block_x_reduce
+  // and block_y_reduce: a shared-memory step or a warp shuffle per halving), and it stores.
+  // Threads along x reduce unless each holds several outputs (output_vec_size > 1), when x
+  // spans outputs and y reduces.
   const double threads = ThreadCount(op);
   const double per_thread = threads > 0 && c.element_size > 0
                                 ? static_cast<double>(op.bytes) / c.element_size / threads
                                 : 1;
-  const double turns = std::ceil(per_thread / std::max(1, c.elements_per_thread));
-  return std::max(1.0, turns) + 1 + (op.grid.y > 1 ? kGlobalReduceTrips : 0);
+  const double turns = std::max(1.0, std::ceil(per_thread / std::max(1, c.elements_per_turn)));
+  const bool x_spans_outputs = c.output_vec_size > 1;
+  const double reducing = std::max(1u, x_spans_outputs ? op.block.y : op.block.x);
+  const double block_steps = std::ceil(std::log2(reducing)) * kBlockReduceStepTrips;
+  double trips = turns + block_steps + 1;
+  if (op.grid.y > 1) {
+    // Split over grid.y blocks per output (ReduceConfig's ctas_per_output): each block stores
+    // its partial and fences, takes a semaphore with an atomic, and the last block loads the
+    // partials, its reducing threads taking them in turn, and combines them as before.
+    const double partial_loads = std::ceil(op.grid.y / reducing);
+    trips += 2 + partial_loads + block_steps;
+  }
+  return trips;
 }
 
 // The duration the chain sets: the floor (the shortest kernels, whose threads make one trip:
@@ -133,12 +148,12 @@ bool DescribeKernelWork(const KernelClass& c, std::span<const std::int64_t> int_
     case KernelFamily::kReduction:
       // The input's element count when it is known (a trace's recorded shapes: the input is
       // read once); a launch does not say it (the sizes travel inside the ReduceOp struct),
-      // so there at least one vector load per thread (a guess that undercounts long
+      // so there at least one turn of loads per thread (a guess that undercounts long
       // reductions).
       if (const double n = int_arg(0); n > 0) {
         bytes = n * c.element_size;
       } else {
-        bytes = ThreadCount(*op) * c.elements_per_thread * c.element_size;
+        bytes = ThreadCount(*op) * c.elements_per_turn * c.element_size;
       }
       break;
     case KernelFamily::kNormForward: {

@@ -36,8 +36,12 @@ constexpr double kChannelBwBlackwell = 38.7 * kGiga * (40.1 / 20.6);
 // A global-memory round trip in SM clocks: Accel-Sim's A100 calibration
 // (accel-sim/accel-sim-framework gpu-simulator/configs/tested-cfgs/NVIDIA_A100_80GB_PCIe/
 // gpgpusim.config: gpgpu_l1_latency 37 + gpgpu_l2_rop_latency 224 + dram_latency 198, at its
-// 1410 MHz core clock). Later GPUs: assumed the same number of clocks at their own clock.
-constexpr double kMemoryLatencyClocks = 37 + 224 + 198;
+// 1410 MHz core clock), with the L2 leg at its far partition's latency: A100's L2 is split in
+// two, each address served by one half, and an SM waits 1.75x as long on the far half (GTC
+// 2021 S33322, "Dissecting the Ampere GPU Architecture through Microbenchmarking"); a thread's
+// turn of loads spans both halves, so it waits on the far one. Later GPUs (their L2s split as
+// well): assumed the same number of clocks at their own clock.
+constexpr double kMemoryLatencyClocks = 37 + 224 * 1.75 + 198;  // 627
 // SM clocks the datasheet peaks imply (TensorFlopsPerClockPerSm's derivation: A100 312 TFLOP/s
 // = 108 SMs x 2048 x 1.41 GHz, H100 989.4 = 132 x 4096 x 1.83 GHz, B200 2250 = 148 x 8192 x
 // 1.86 GHz).

@@ -69,20 +69,19 @@ TEST(KernelValidation, ModelsAgainstTheMeasuredKernels) {
 
 // PyTorch's elementwise kernels and reductions, most of them a block or a few on 108 SMs:
 // timed by their chain of memory round trips from the A100's floor, within 25% median on both
-// traces but the 80 GB trace's reductions (−27%: a block's own reduction through shared
-// memory is not counted). Before the chain (a flat 2 us floor) they were 33–79% fast.
+// traces (elementwise −13.9% on both, reductions −16.5% and −22.4%). Before the chain (a flat
+// 2 us floor) they were 33–79% fast.
 TEST(KernelValidation, SmallKernelsWaitOnTheirMemoryRoundTrips) {
   const KernelValidation v80 = Validate(kA100_80gb, "a100-sxm-80gb");
   const KernelValidation v40 = Validate(kA100_40gb, "a100-sxm-40gb");
   for (const KernelValidation* v : {&v80, &v40}) {
-    const FamilyCheck* elementwise = Row(*v, "elementwise", "pytorch kernels");
-    ASSERT_NE(elementwise, nullptr);
-    EXPECT_LT(elementwise->median_abs_error, 0.25) << v->gpu_key;
-    const FamilyCheck* reduction = Row(*v, "reduction", "pytorch kernels");
-    ASSERT_NE(reduction, nullptr);
-    EXPECT_LT(reduction->median_abs_error, 0.30) << v->gpu_key;
+    for (const char* family : {"elementwise", "reduction"}) {
+      const FamilyCheck* row = Row(*v, family, "pytorch kernels");
+      ASSERT_NE(row, nullptr) << family;
+      EXPECT_LT(std::abs(row->median_error), 0.25) << v->gpu_key << " " << family;
+      EXPECT_LT(row->median_abs_error, 0.25) << v->gpu_key << " " << family;
+    }
   }
-  EXPECT_LT(std::abs(Row(v40, "reduction", "pytorch kernels")->median_error), 0.25);
 }
 
 TEST(ProfileValidate, PrintsTheTableAndRefusesBadInput) {

@@ -145,8 +145,8 @@ TEST(PytorchKernelsTest, OlderPyTorchNamesAndAReductionsKnownInput) {
       "4>)";
   const KernelClass r = ClassifyKernel(sum);
   ASSERT_EQ(r.family, KernelFamily::kReduction);
-  EXPECT_EQ(r.elements_per_thread, 4);
-  EXPECT_EQ(Bytes(sum, {8, 1, 1}, {32, 4, 1}, {}), 8u * 128 * 4 * 4);  // a load per thread
+  EXPECT_EQ(r.elements_per_turn, 16);  // vt0 vectors of output_vec_size
+  EXPECT_EQ(Bytes(sum, {8, 1, 1}, {32, 4, 1}, {}), 8u * 128 * 16 * 4);  // a turn per thread
   EXPECT_EQ(Bytes(sum, {8, 1, 1}, {32, 4, 1}, {1024 * 100}), 1024u * 100 * 4);
 }
 
@@ -172,7 +172,7 @@ TEST(PytorchKernelsTest, ClassifiesByNameMangledOrNot) {
   EXPECT_EQ(foreach_divide.depth, 3);  // TensorListScalarListMetadata<float, 3>
   EXPECT_EQ(foreach_divide.element_size, 4);
   EXPECT_EQ(ClassifyKernel(kReduceSum).family, KernelFamily::kReduction);
-  EXPECT_EQ(ClassifyKernel(kReduceSum).elements_per_thread, 32);
+  EXPECT_EQ(ClassifyKernel(kReduceSum).elements_per_turn, 16);
   const KernelClass flash = ClassifyKernel(kFlashForward);
   EXPECT_EQ(flash.family, KernelFamily::kAttention);
   EXPECT_EQ(flash.head_dim, 64);
@@ -247,18 +247,33 @@ TEST(PytorchKernelsTest, ElementwiseKernelsMatchH100Traces) {
 TEST(PytorchKernelsTest, SmallGridsWaitOnTheirMemoryRoundTrips) {
   const netmodel::GpuSpec a100 = Gpu("a100-sxm-80gb");
   const double floor = a100.kernel_floor, trip = a100.memory_latency;
-  // 459 SM clocks at 1.41 GHz (Accel-Sim's A100 calibration).
-  EXPECT_NEAR(trip, 459 / 1.41e9, 1e-12);
-  // One block of a sum reading 409,600 bytes of BF16: 204,800 elements over 128 threads, 32
-  // a turn (vt0 4 x input_vec_size 8): 50 turns and the store, far longer than the bytes at
-  // HBM rate.
+  // 627 SM clocks at 1.41 GHz (Accel-Sim's A100 calibration, the L2 leg at its far half's).
+  EXPECT_NEAR(trip, (37 + 224 * 1.75 + 198) / 1.41e9, 1e-12);
+  // One block of a sum reading 409,600 bytes of BF16: 204,800 elements over 128 threads, 16
+  // a turn (vt0 4 loads of output_vec_size 4: x spans outputs, so no block step along it):
+  // 100 turns and the store, far longer than the bytes at HBM rate.
   Op sum = Kernel({1}, {128});
   sum.bytes = 409'600;
-  EXPECT_NEAR(Seconds(kReduceSum, sum, "a100-sxm-80gb"), floor + 50 * trip, 1e-12);
-  // The same split over 16 blocks of the grid's y: 4 turns each, the store, and the global
-  // reduction's three trips (partial and fence, semaphore, the last block's loads).
+  EXPECT_NEAR(Seconds(kReduceSum, sum, "a100-sxm-80gb"), floor + 100 * trip, 1e-12);
+  // The same split over 16 blocks of the grid's y: 7 turns each, the store, the partial and
+  // its fence, the semaphore, and the last block's 16 loads of partials, one thread along y.
   sum.grid = Dim3{1, 16, 1};
-  EXPECT_NEAR(Seconds(kReduceSum, sum, "a100-sxm-80gb"), floor + 7 * trip, 1e-12);
+  EXPECT_NEAR(Seconds(kReduceSum, sum, "a100-sxm-80gb"), floor + (7 + 1 + 2 + 16 - 1) * trip,
+              1e-12);
+  // PyTorch's full float sum in one block of 512 (the 80 GB trace's most common reduction):
+  // 4,096 elements, 8 a thread in vector loads of 4 (input_vec_size), two trips; then the
+  // block's nine halvings on chip (29 + 4 of the round trip's 627 SM clocks each), the store.
+  const char* full_sum =
+      "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::"
+      "func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::"
+      "TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, 4, 4> >(at::native::"
+      "ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, "
+      "float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, "
+      "4, 4>)";
+  EXPECT_EQ(ClassifyKernel(full_sum).elements_per_turn, 4);
+  Op full = Kernel({1}, {512});
+  full.bytes = 16'384;
+  EXPECT_NEAR(Seconds(full_sum, full, "a100-sxm-80gb"), floor + (2 + 9 * 33.0 / 627) * trip, 1e-12);
   // A grid of two waves (128-thread blocks, 16 resident per SM, 108 SMs) waits twice.
   Op add = Kernel({108 * 16 + 1}, {128});
   add.bytes = 4096;
