@@ -183,6 +183,77 @@ def _start_live_workers_only(api):
     agent._assign_worker_ranks = assign_worker_ranks
 
 
+# A block mask built on the host is evaluated one (batch, head) at a time above this many
+# mask elements: create_block_mask materializes the whole B x H x Q x KV mask, and sums it in
+# int64 (8 bytes an element).
+_MAX_HOST_MASK_ELEMENTS = 1 << 26
+
+
+def _block_mask_on_host(flex, build, mask_mod, B, H, Q_LEN, KV_LEN, BLOCK_SIZE,
+                        separate_full_blocks, max_elements=_MAX_HOST_MASK_ELEMENTS):
+    """create_block_mask's result computed on the host by `build` (the original), one
+    (batch, head) at a time when the whole mask would be larger than max_elements."""
+    import torch
+
+    batches, heads = B or 1, H or 1
+    if batches * heads * Q_LEN * KV_LEN <= max_elements or batches * heads == 1:
+        return build(mask_mod, B, H, Q_LEN, KV_LEN, "cpu", BLOCK_SIZE,
+                     separate_full_blocks=separate_full_blocks)
+    rows = []
+    for b in range(batches):
+        for h in range(heads):
+            def one(bi, hi, q_idx, kv_idx, b=b, h=h):
+                return mask_mod(bi + b, hi + h, q_idx, kv_idx)
+
+            rows.append(build(one, 1, 1, Q_LEN, KV_LEN, "cpu", BLOCK_SIZE,
+                              separate_full_blocks=separate_full_blocks))
+
+    def joined(field):
+        parts = [getattr(m, field) for m in rows]
+        if parts[0] is None:
+            return None
+        # Each part is [1, 1, ...]: the (batch, head) pairs stacked back into [B, H, ...].
+        return torch.cat(parts, dim=0).reshape(batches, heads, *parts[0].shape[2:])
+
+    return flex.BlockMask.from_kv_blocks(
+        joined("kv_num_blocks"), joined("kv_indices"), joined("full_kv_num_blocks"),
+        joined("full_kv_indices"), BLOCK_SIZE=rows[0].BLOCK_SIZE, mask_mod=mask_mod,
+        seq_lengths=(Q_LEN, KV_LEN))
+
+
+def _build_block_masks_on_host(flex):
+    """FlexAttention's create_block_mask evaluates the mask_mod with kernels on the device it
+    is given; under Myriad those are timed, not run, so a mask built on the GPU holds whatever
+    its memory held (zeros: no blocks to attend). It is built on the host instead, where the
+    mask_mod runs for real, and moved to the device (real copies): the program and the kernels'
+    timing see the true blocks. A mask_mod that cannot run on the host (it reads a tensor on
+    the GPU, whose contents kernels computed) is built as the program asked."""
+    original = getattr(flex, "create_block_mask", None)
+    if original is None:
+        return
+    import torch
+
+    @torch.compiler.disable
+    @functools.wraps(original)
+    def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=128, *args,
+                          **kwargs):
+        target = torch.device(device) if device is not None else None
+        if target is None:
+            accelerator = torch.accelerator.current_accelerator()
+            target = accelerator if accelerator is not None else torch.device("cpu")
+        plain = not args and set(kwargs) <= {"separate_full_blocks"}
+        if target.type != "cuda" or not plain:
+            return original(mask_mod, B, H, Q_LEN, KV_LEN, device, BLOCK_SIZE, *args, **kwargs)
+        try:
+            mask = _block_mask_on_host(flex, original, mask_mod, B, H, Q_LEN, KV_LEN, BLOCK_SIZE,
+                                       kwargs.get("separate_full_blocks", True))
+        except Exception:  # noqa: BLE001 - the mask_mod needs the device: build it there
+            return original(mask_mod, B, H, Q_LEN, KV_LEN, device, BLOCK_SIZE, **kwargs)
+        return mask.to(target)
+
+    flex.create_block_mask = create_block_mask
+
+
 class _PatchAfterImport(importlib.abc.MetaPathFinder):
     """Patches torch's modules as soon as each has run (before others import its names)."""
 
@@ -190,6 +261,7 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder):
         "torch.distributed.distributed_c10d": _patch_c10d,
         "torch.distributed.rendezvous": _size_rendezvous_for_live_ranks,
         "torch.distributed.elastic.agent.server.api": _start_live_workers_only,
+        "torch.nn.attention.flex_attention": _build_block_masks_on_host,
     }
 
     def __init__(self):

@@ -384,4 +384,24 @@ TEST(TorchData, SmallCollectivesComputeRealResults) {
   }
 }
 
+// FlexAttention block masks built "on the GPU" hold their true blocks: Myriad's Python hook
+// evaluates create_block_mask's mask_mod on the host (one batch and head at a time for a large
+// mask) and moves the mask to the device by real copies. A causal mask over 4,096 tokens in
+// blocks of 128 has 32 diagonal (partial) and 496 full blocks per batch and head; a window of
+// 256 (h + 1) tokens has 126 - 2h partial blocks per batch and head. A mask_mod that reads a
+// tensor on the GPU cannot run on the host: that mask is built on the device, as asked.
+TEST(TorchData, BlockMasksHoldTheirTrueBlocks) {
+  const std::string python = Python();
+  if (python.empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
+  const auto [status, out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run scenarios/dgx-h100.toml --processes 1 --timeout 300 -- " +
+      python + " tests/examples/data/block_mask.py 2>&1");
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("causal: device cuda, partial 256, full 3968")) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr(
+                       "window: blocks per head [252, 248, 244, 240, 236, 232, 228, 224]"))
+      << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("document mask built: (1, 1, 32)")) << out;
+}
+
 }  // namespace
