@@ -3,8 +3,10 @@
 // The PTX is what nvcc makes of tests/emulator/kernel_code/data/counted_kernels.cu.
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -18,8 +20,8 @@ using myriad::emulator::AnalyzePtx;
 using myriad::emulator::KernelCode;
 using myriad::emulator::LaunchArgument;
 
-std::string Ptx() {
-  std::ifstream in(COUNTED_KERNELS_PTX);
+std::string Ptx(const char* path = COUNTED_KERNELS_PTX) {
+  std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
@@ -69,6 +71,40 @@ void BM_CountLaunchTensorCopies(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(tma.Work({132, 1, 1}, {128, 1, 1}, args));
 }
 BENCHMARK(BM_CountLaunchTensorCopies)->Unit(benchmark::kMicrosecond);
+
+// Inductor's flex-attention templates (tests/emulator/kernel_code/data/README.md): one
+// kernel a module, 154 KB and 419 KB of PTX with line info.
+void BM_AnalyzeFlexForward(benchmark::State& state) {
+  const std::string ptx = Ptx(FLEX_FORWARD_PTX);
+  for (auto _ : state) benchmark::DoNotOptimize(AnalyzePtx(ptx));
+}
+BENCHMARK(BM_AnalyzeFlexForward)->Unit(benchmark::kMillisecond);
+
+void BM_AnalyzeFlexBackward(benchmark::State& state) {
+  const std::string ptx = Ptx(FLEX_BACKWARD_PTX);
+  for (auto _ : state) benchmark::DoNotOptimize(AnalyzePtx(ptx));
+}
+BENCHMARK(BM_AnalyzeFlexBackward)->Unit(benchmark::kMillisecond);
+
+// A flex-attention forward launch with a causal block mask's tables as known contents: its
+// loops over data make it sample 1,024 threads.
+void BM_CountFlexForwardWithItsMask(benchmark::State& state) {
+  const auto kernels = AnalyzePtx(Ptx(FLEX_FORWARD_PTX));
+  const KernelCode& flex = kernels->front();
+  constexpr int kRows = 2 * 32 * 64, kBlocks = 64;
+  std::vector<std::int32_t> num(kRows, 1), full(kRows), idx(kRows * kBlocks);
+  for (int r = 0; r < kRows; ++r) full[static_cast<std::size_t>(r)] = r % kBlocks;
+  const auto bytes = [](const std::vector<std::int32_t>& v) {
+    return std::make_shared<const std::string>(reinterpret_cast<const char*>(v.data()),
+                                               v.size() * sizeof(std::int32_t));
+  };
+  std::vector<LaunchArgument> args(flex.params().size(), LaunchArgument(true, 1 << 30));
+  args[5].contents = bytes(num);
+  args[6].contents = args[8].contents = bytes(idx);
+  args[7].contents = bytes(full);
+  for (auto _ : state) benchmark::DoNotOptimize(flex.Work({64, 2, 32}, {256, 1, 1}, args));
+}
+BENCHMARK(BM_CountFlexForwardWithItsMask)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

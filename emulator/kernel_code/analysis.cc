@@ -48,6 +48,12 @@ bool ParseInt(std::string_view s, std::int64_t* v) {
   return true;
 }
 
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
 int TypeBytes(std::string_view t) {
   if (t == "pred") return 1;
   if (t.size() < 2) return 0;
@@ -120,6 +126,7 @@ struct Builder {
     n.opaque = false;
     n.a = a;
     n.loops = N(a).loops;
+    n.loaded = N(a).loaded;
     if (op == NodeOp::kPNot && HasRankTest(a)) n.value = kRankTestA;
     return Add(n);
   }
@@ -151,6 +158,7 @@ struct Builder {
     n.a = a;
     n.b = b;
     n.loops = N(a).loops | N(b).loops;
+    n.loaded = N(a).loaded || N(b).loaded;
     if ((op == NodeOp::kPAnd || op == NodeOp::kPOr) && (HasRankTest(a) || HasRankTest(b)))
       n.value = kRankTestA;
     return Add(n);
@@ -294,6 +302,7 @@ struct Builder {
   int AddressBase(std::string_view a) {
     if (a.size() < 3 || a.front() != '[') return -1;
     a = a.substr(1, a.size() - 2);
+    while (!a.empty() && a.front() == ' ') a.remove_prefix(1);  // Triton's "[ %rd1 + 0 ]"
     std::size_t end = 0;
     while (end < a.size() && a[end] != '+' && a[end] != '-' && a[end] != ' ') ++end;
     const std::string_view base = a.substr(0, end);
@@ -302,10 +311,16 @@ struct Builder {
   }
   // Marks the parameter an address register was computed from (through cvta, mov and
   // pointer arithmetic) as an address.
-  void MarkAddress(int base) {
-    if (base < 0 || static_cast<std::size_t>(base) >= pointer_of.size()) return;
-    const int p = pointer_of[static_cast<std::size_t>(base)];
-    if (p >= 0) out.params[static_cast<std::size_t>(p)].address = true;
+  void MarkAddress(int base, bool written = false) {
+    const int p = base < 0 || static_cast<std::size_t>(base) >= pointer_of.size()
+                      ? -1
+                      : pointer_of[static_cast<std::size_t>(base)];
+    if (p < 0) {
+      if (written) out.writes_anywhere = true;
+      return;
+    }
+    out.params[static_cast<std::size_t>(p)].address = true;
+    if (written) out.params[static_cast<std::size_t>(p)].written = true;
   }
   std::vector<int> pointer_of;  // by register: the parameter it points into, or -1
 
@@ -334,7 +349,7 @@ struct Builder {
         double bytes = static_cast<double>(type_bytes) * vector;
         if (op0 == "atom" || op0 == "red") bytes *= 2;  // read and written
         c->global_bytes += bytes;
-        MarkAddress(base);
+        MarkAddress(base, op0 != "ld" && op0 != "ldu");
       }
       return;
     }
@@ -474,6 +489,77 @@ struct Builder {
     pending_copies.push_back(pc);
   }
 
+  // A scalar integer global load (ld.global.s32 r, [%rd + 8]): a kLoad node of its pointer
+  // parameter and byte offset, when the address is a parameter plus arithmetic.
+  std::int32_t Load(const PtxStatement& s, const std::vector<std::string_view>& parts,
+                    const State& st) {
+    if (s.operands.size() < 2) return 0;
+    int width = 0;
+    bool is_signed = false;
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+      const std::string_view t = parts[i];
+      if (t == "v2" || t == "v4" || t == "v8" || t.starts_with("f") || t == "bf16") return 0;
+      if (t.size() >= 2 && (t[0] == 's' || t[0] == 'u' || t[0] == 'b') &&
+          std::isdigit(static_cast<unsigned char>(t[1]))) {
+        width = TypeBytes(t);
+        is_signed = t[0] == 's';
+      }
+    }
+    if (width != 1 && width != 2 && width != 4 && width != 8) return 0;
+    // "[%rd21+8]" or "[ %rd21 + 0 ]": a register and a constant displacement.
+    std::string_view a = s.operands[1];
+    if (a.size() < 3 || a.front() != '[' || a.back() != ']') return 0;
+    a = Trim(a.substr(1, a.size() - 2));
+    std::size_t end = 0;
+    while (end < a.size() && a[end] != '+' && a[end] != '-' && a[end] != ' ') ++end;
+    const std::string_view base = a.substr(0, end);
+    if (!IsReg(base)) return 0;
+    std::int64_t displacement = 0;
+    std::string_view rest = Trim(a.substr(end));
+    if (!rest.empty()) {
+      const bool minus = rest.front() == '-';
+      if (rest.front() != '+' && !minus) return 0;
+      if (!ParseInt(Trim(rest.substr(1)), &displacement)) return 0;
+      if (minus) displacement = -displacement;
+    }
+    int param = -1;
+    std::int32_t offset = 0;
+    if (!Decompose(Value(base, st), &param, &offset, 0)) return 0;
+    if (displacement != 0) offset = Binary(NodeOp::kAdd, offset, Const(displacement));
+    if (offset <= 0 || N(offset).opaque) return 0;
+    Node n;
+    n.op = NodeOp::kLoad;
+    n.opaque = false;
+    n.loaded = true;
+    n.a = param;
+    n.b = offset;
+    n.value = width | (is_signed ? kLoadSigned : 0);
+    n.loops = N(offset).loops;
+    return Add(n);
+  }
+  // An address node as a pointer parameter plus a byte offset (sums and differences).
+  bool Decompose(std::int32_t node, int* param, std::int32_t* offset, int depth) {
+    if (node <= 0 || depth > 16) return false;
+    const Node n = N(node);
+    if (n.opaque || n.loaded) return false;
+    if (n.op == NodeOp::kParam) {
+      *param = static_cast<int>(n.value);
+      *offset = Const(0);
+      return true;
+    }
+    if (n.op != NodeOp::kAdd && n.op != NodeOp::kSub) return false;
+    std::int32_t inner = 0;
+    if (Decompose(n.a, param, &inner, depth + 1)) {
+      *offset = Binary(n.op, inner, n.b);
+      return *offset > 0;
+    }
+    if (n.op == NodeOp::kAdd && Decompose(n.b, param, &inner, depth + 1)) {
+      *offset = Binary(NodeOp::kAdd, n.a, inner);
+      return *offset > 0;
+    }
+    return false;
+  }
+
   // The value an instruction gives its first destination (integer and predicate flow only).
   std::int32_t Evaluate(const PtxStatement& s, const std::vector<std::string_view>& parts,
                         const State& st) {
@@ -495,6 +581,7 @@ struct Builder {
       n.value = param;
       return Add(n);
     }
+    if ((op0 == "ld" || op0 == "ldu") && has("global")) return Load(s, parts, st);
     if (op0 == "add") return Binary(NodeOp::kAdd, v(1), v(2));
     if (op0 == "sub") return Binary(NodeOp::kSub, v(1), v(2));
     if (op0 == "mul" && has("hi")) return Binary(NodeOp::kMulHi, v(1), v(2));
@@ -512,6 +599,14 @@ struct Builder {
     if (op0 == "or" && has("pred")) return Binary(NodeOp::kPOr, v(1), v(2));
     if (op0 == "not" && has("pred")) return Unary(NodeOp::kPNot, v(1));
     if (op0 == "and") return Binary(NodeOp::kAnd, v(1), v(2));
+    if (op0 == "or") return Binary(NodeOp::kOr, v(1), v(2));
+    if (op0 == "bfe" && (has("u32") || has("u64"))) {  // bfe.u32 d, a, pos, len: a field
+      std::int64_t length = 0;
+      if (s.operands.size() < 4 || !ParseInt(s.operands[3], &length) || length <= 0 || length > 62)
+        return 0;
+      return Binary(NodeOp::kAnd, Binary(NodeOp::kShr, v(1), v(2)),
+                    Const((std::int64_t{1} << length) - 1));
+    }
     if (op0 == "not") return Binary(NodeOp::kSub, Unary(NodeOp::kNeg, v(1)), Const(1));  // ~x
     if (op0 == "setp" && parts.size() >= 3) {
       static constexpr std::pair<std::string_view, Cmp> kCmps[] = {
@@ -558,7 +653,12 @@ struct Builder {
         const auto r = static_cast<std::size_t>(loop.vars[k]);
         if (r >= st->size()) continue;
         const Node& n = N((*st)[r]);
-        if (n.op == NodeOp::kLoopVar && n.a == l) {
+        // The variable itself (a test at the top leaves before the update), or its update (the
+        // latch's `i += 1` before its test): either way, after the loop it holds its value
+        // after the last trip.
+        const bool updated = static_cast<std::size_t>(k) < loop.step.size() && loop.step[k] >= 0 &&
+                             (n.loops & (1ull << (l % 64)));
+        if ((n.op == NodeOp::kLoopVar && n.a == l) || updated) {
           Node e;
           e.op = NodeOp::kLoopExit;
           e.opaque = false;
@@ -827,7 +927,8 @@ void Builder::MarkExtents(std::int32_t node, int depth) {
       MarkExtents(loop.init[static_cast<std::size_t>(n.b)], depth + 1);
     return;
   }
-  if (n.op == NodeOp::kConst || n.op == NodeOp::kSpecial) return;
+  // A loaded value is data, not an extent, and neither is what addresses it.
+  if (n.op == NodeOp::kConst || n.op == NodeOp::kSpecial || n.op == NodeOp::kLoad) return;
   if (n.op == NodeOp::kJoin) {
     for (std::int32_t i = 0; i < n.b; ++i)
       MarkExtents(out.joins[static_cast<std::size_t>(n.a + i)].value, depth + 1);
@@ -1087,8 +1188,20 @@ void Builder::Build() {
                                opaque(loop.step[static_cast<std::size_t>(loop.var)]) ||
                                (loop.compare_op != NodeOp::kUnknown && opaque(loop.compare_arg))))
       loop.formula_known = false;
-    if (!loop.formula_known) ++out.unbounded_loops;
-    if (!loop.formula_known)
+    const auto loaded = [&](std::int32_t node) { return node > 0 && N(node).loaded; };
+    loop.reads_memory =
+        loop.formula_known && (loaded(loop.bound) || loaded(loop.offset) ||
+                               loaded(loop.init[static_cast<std::size_t>(loop.var)]) ||
+                               loaded(loop.step[static_cast<std::size_t>(loop.var)]) ||
+                               (loop.compare_op != NodeOp::kUnknown && loaded(loop.compare_arg)));
+    if (!loop.formula_known || loop.reads_memory) ++out.unbounded_loops;
+    if (loop.reads_memory)
+      out.notes.push_back(fmt::format(
+          "loop at PTX line {}: its trip count is read from memory: counted from the values "
+          "where the launch's pointers point into known contents (bytes copied from the host), "
+          "else bounded by the allocations its loads can reach",
+          loop.line));
+    else if (!loop.formula_known)
       out.notes.push_back(fmt::format(
           "loop at PTX line {}: its trip count is not an extent of the launch (read from "
           "memory, or not a counted loop): bounded by the allocations its loads can reach",
@@ -1138,7 +1251,7 @@ void Builder::FinishCopies() {
             c.line));
         break;
     }
-    if (c.bytes > 0 && N(c.bytes).opaque) c.bytes = 0;
+    if (c.bytes > 0 && (N(c.bytes).opaque || N(c.bytes).loaded)) c.bytes = 0;
     if (c.bytes == 0 && pc.kind != CopyKind::kTensorLoad && pc.kind != CopyKind::kTensorStore)
       out.notes.push_back(fmt::format(
           "{} at PTX line {}: its bytes are not an extent of the launch (read from memory): "
@@ -1175,6 +1288,7 @@ const std::string& KernelCode::name() const { return impl_->name; }
 const std::vector<KernelCodeParam>& KernelCode::params() const { return impl_->params; }
 int KernelCode::instructions() const { return impl_->instruction_count; }
 int KernelCode::loops() const { return static_cast<int>(impl_->loops.size()); }
+bool KernelCode::writes_anywhere() const { return impl_->writes_anywhere; }
 const std::vector<std::string>& KernelCode::notes() const { return impl_->notes; }
 
 }  // namespace myriad::emulator

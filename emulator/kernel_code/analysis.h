@@ -27,6 +27,7 @@ enum class NodeOp : std::uint8_t {
   kShl,
   kShr,
   kAnd,  // with a low-bit mask (a remainder by a power of two)
+  kOr,   // bitwise (LLVM writes an add of disjoint bit fields as an or: Triton's indices)
   kMin,
   kMax,
   kNeg,
@@ -37,7 +38,12 @@ enum class NodeOp : std::uint8_t {
   // Where control flow joins with different values: the value of the first incoming edge
   // (in layout order) that the evaluated thread takes; a = first of b JoinInputs.
   kJoin,
+  // An integer a global load reads: a = the pointer parameter it is based on, b = the byte
+  // offset from it (a node); value = its width in bytes, plus kLoadSigned. Known only where
+  // the launch names the memory's contents (LaunchArgument::contents).
+  kLoad,
 };
+constexpr std::int64_t kLoadSigned = 1 << 8;
 
 enum class Special : std::uint8_t {
   kTidX,
@@ -73,6 +79,7 @@ struct Node {
   // Depends on something no launch tells (memory, a float) or passes through a hash (xor, a
   // multiply by a large constant): never evaluated, so per-rank data cannot reach a count.
   bool opaque = true;
+  bool loaded = false;  // depends on a kLoad: known only from the launch's known contents
   std::int32_t a = 0, b = 0;
   std::int64_t value = 0;
   std::uint64_t loops = 0;  // bit (loop % 64) for each loop whose variables it reads
@@ -163,6 +170,9 @@ struct Loop {
   std::int32_t offset = 0;         // node
   std::int32_t bound = 0;          // node
   double bytes_per_iteration = 0;  // per thread, unguarded global bytes in the body
+  // The formula reads memory (kLoad): its trip count is known only from known contents, and
+  // then differs from thread to thread as the data does.
+  bool reads_memory = false;
 };
 
 }  // namespace myriad::emulator::kernel_code
@@ -173,7 +183,8 @@ struct KernelCode::Impl {
   std::string name;
   std::vector<KernelCodeParam> params;
   int instruction_count = 0;
-  int unbounded_loops = 0;  // loops whose trip count has no formula
+  int unbounded_loops = 0;       // loops whose trip count has no formula, or one that reads memory
+  bool writes_anywhere = false;  // a global store whose address no parameter is the base of
   std::vector<std::string> notes;
   DataType tensor_dtype = DataType::kBfloat16;
   std::vector<kernel_code::Node> nodes;

@@ -160,6 +160,14 @@ Result<std::vector<PtxFunction>> ParsePtx(std::string_view original) {
     int operand_braces = 0;  // {%r1, %r2} vector operands inside a statement
     for (; i < text.size(); ++i) {
       const char c = text[i];
+      // `.loc` and `.file` end at the line's end, not at a ';' (Triton puts a `.loc` before
+      // nearly every instruction): the statement after one starts on the next line.
+      if (c == '\n') {
+        const std::string_view pending =
+            Trim(std::string_view(text).substr(statement, i - statement));
+        if (pending.starts_with(".loc") || pending.starts_with(".file")) statement = i + 1;
+        continue;
+      }
       if (c == '{' || c == '}') {
         // A brace that opens a statement is a scope; one after an opcode, an operand's.
         const bool opens_statement =

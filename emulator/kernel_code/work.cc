@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -298,6 +299,27 @@ class Evaluator {
     return loop.do_while ? fail + 1 : fail;
   }
 
+  // A load from known contents: its bytes, little-endian, at the pointer's offset in them
+  // plus the node's; unknown outside them.
+  Value Load(const Node& n, int depth) {
+    const auto p = static_cast<std::size_t>(n.a);
+    if (p >= args_.size() || !args_[p].contents) return {};
+    const Value offset = Eval(n.b, depth + 1);
+    if (!offset.known || offset.v != std::floor(offset.v)) return {};
+    const std::string& bytes = *args_[p].contents;
+    const double at = static_cast<double>(args_[p].content_offset) + offset.v;
+    const std::int64_t width = n.value & (kLoadSigned - 1);
+    if (at < 0 || at + static_cast<double>(width) > static_cast<double>(bytes.size())) return {};
+    std::uint64_t raw = 0;
+    std::memcpy(&raw, bytes.data() + static_cast<std::size_t>(at), static_cast<std::size_t>(width));
+    if ((n.value & kLoadSigned) && width < 8) {
+      const std::uint64_t sign = std::uint64_t{1} << (8 * width - 1);
+      raw = (raw ^ sign) - sign;  // sign-extended
+    }
+    return {true, (n.value & kLoadSigned) ? static_cast<double>(static_cast<std::int64_t>(raw))
+                                          : static_cast<double>(raw)};
+  }
+
   Value Compute(const Node& n, int depth) {
     if (n.opaque) return {};
     switch (n.op) {
@@ -312,6 +334,8 @@ class Evaluator {
       }
       case NodeOp::kSpecial:
         return {true, SpecialValue(static_cast<Special>(n.value))};
+      case NodeOp::kLoad:
+        return Load(n, depth);
       case NodeOp::kLoopVar:
       case NodeOp::kLoopExit: {
         const Loop& loop = code_.loops[static_cast<std::size_t>(n.a)];
@@ -378,6 +402,9 @@ class Evaluator {
       case NodeOp::kAnd:
         if (std::fabs(a.v) > 9e15 || std::fabs(b.v) > 9e15) return {};
         return {true, static_cast<double>(as_int(a.v) & as_int(b.v))};
+      case NodeOp::kOr:
+        if (std::fabs(a.v) > 9e15 || std::fabs(b.v) > 9e15) return {};
+        return {true, static_cast<double>(as_int(a.v) | as_int(b.v))};
       case NodeOp::kMin:
         return {true, std::min(a.v, b.v)};
       case NodeOp::kMax:
@@ -486,6 +513,28 @@ class Evaluator {
 }  // namespace
 }  // namespace kernel_code
 
+namespace kernel_code {
+namespace {
+
+// Threads sampled instead where a loop's trip count reads known contents: every thread of a
+// small grid, else this many spread over it by the golden ratio. Sixteen evenly spaced
+// samples would see a few rows of a table that differs from row to row (a block mask's
+// counts per query block, CSR row lengths), and can all land on the same row.
+constexpr int kDataSampledThreads = 1024;
+constexpr double kGoldenFraction = 0.6180339887498949;  // (sqrt(5) - 1) / 2
+
+bool ReadsKnownContents(const KernelCode::Impl& code, std::span<const LaunchArgument> args) {
+  bool contents = false;
+  for (const LaunchArgument& a : args) contents = contents || a.contents != nullptr;
+  if (!contents) return false;
+  for (const Loop& loop : code.loops)
+    if (loop.reads_memory) return true;
+  return false;
+}
+
+}  // namespace
+}  // namespace kernel_code
+
 KernelWork KernelCode::Work(Dim3 grid, Dim3 block, std::span<const LaunchArgument> args) const {
   using namespace kernel_code;
   const Impl& code = *impl_;
@@ -497,7 +546,9 @@ KernelWork KernelCode::Work(Dim3 grid, Dim3 block, std::span<const LaunchArgumen
   if (!(work.threads > 0) || code.blocks.empty()) return work;
 
   Evaluator eval(code, grid, block, args);
-  const double samples = std::min<double>(kSampledThreads, work.threads);
+  const bool by_data = ReadsKnownContents(code, args);
+  const double samples =
+      std::min<double>(by_data ? kDataSampledThreads : kSampledThreads, work.threads);
   std::vector<double> inflow(code.blocks.size() + 1);
   std::vector<double> loop_inflow(code.loops.size());
   // The sites where some sampled thread took an assumption: loops, then blocks (a block's
@@ -510,8 +561,15 @@ KernelWork KernelCode::Work(Dim3 grid, Dim3 block, std::span<const LaunchArgumen
     // The middle of the k-th of `samples` equal parts of the blocks and, within that block,
     // of its threads: the global index b * per_block + t spreads evenly over the grid, and
     // the threads within a block over the block (guards on threadIdx alone).
-    const double b = std::min(work.blocks - 1, std::floor((k + 0.5) * work.blocks / samples));
-    const double t = std::min(per_block - 1, std::floor((k + 0.5) * per_block / samples));
+    double b = std::min(work.blocks - 1, std::floor((k + 0.5) * work.blocks / samples));
+    double t = std::min(per_block - 1, std::floor((k + 0.5) * per_block / samples));
+    if (by_data) {  // the k-th thread of the grid, or the golden ratio's k-th point in it
+      const double g = samples == work.threads
+                           ? k
+                           : std::floor(std::fmod(0.5 + k * kGoldenFraction, 1.0) * work.threads);
+      b = std::floor(g / per_block);
+      t = std::fmod(g, per_block);
+    }
     double tid[3] = {std::fmod(t, block.x), std::fmod(std::floor(t / block.x), block.y),
                      std::floor(t / (static_cast<double>(block.x) * block.y))};
     double ctaid[3] = {std::fmod(b, grid.x), std::fmod(std::floor(b / grid.x), grid.y),

@@ -121,6 +121,14 @@ Status DecodeModulePtx(const std::string& payload, std::uint32_t* id, std::strin
   return Status::Ok();
 }
 
+Status DecodeDeviceContents(const std::string& payload, std::uint32_t* id, std::string* bytes) {
+  if (!ReadModuleId(payload, id) || *id == 0 || payload.size() == sizeof *id ||
+      payload.size() > sizeof *id + wire::kMaxKnownContents)
+    return Status::InvalidArgument("malformed device contents");
+  *bytes = payload.substr(sizeof *id);
+  return Status::Ok();
+}
+
 Status Decode(const wire::FrameHeader& header, const std::string& payload) {
   if (header.length != payload.size() || payload.size() > wire::MaxPayload(header.type))
     return Status::InvalidArgument("a frame whose length is not its payload's");
@@ -160,6 +168,11 @@ Status Decode(const wire::FrameHeader& header, const std::string& payload) {
       std::uint32_t id = 0;
       std::string ptx;
       return DecodeModulePtx(payload, &id, &ptx);
+    }
+    case wire::FrameType::kDeviceContents: {
+      std::uint32_t id = 0;
+      std::string bytes;
+      return DecodeDeviceContents(payload, &id, &bytes);
     }
     default:
       return Status::InvalidArgument(

@@ -37,6 +37,8 @@ Status DecodeModule(const std::string& payload, std::uint32_t* id, std::string* 
 // A module's PTX (kModulePtx): its id (> 0), then the PTX, non-empty; at most
 // wire::kMaxFrameBytes in all.
 Status DecodeModulePtx(const std::string& payload, std::uint32_t* id, std::string* ptx);
+// {u32 contents id (not 0)}, then 1 to kMaxKnownContents bytes.
+Status DecodeDeviceContents(const std::string& payload, std::uint32_t* id, std::string* bytes);
 // Any frame a process may send, by its header: what the server would decode, for the fuzzer.
 Status Decode(const wire::FrameHeader& header, const std::string& payload);
 

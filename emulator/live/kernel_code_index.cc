@@ -16,6 +16,9 @@
 namespace myriad::emulator {
 namespace {
 
+// Known device contents kept per process (each at most wire::kMaxKnownContents).
+constexpr std::size_t kMaxContentsBytes = std::size_t{64} << 20;
+
 std::string Link(const std::string& path) {
   char buffer[4096];
   const ssize_t n = ::readlink(path.c_str(), buffer, sizeof buffer - 1);
@@ -181,7 +184,8 @@ bool KernelCodeIndex::Count(int pid, const std::string& mangled, const timing::K
   for (std::size_t i = 0; i < ints && i < int_positions.size(); ++i) {
     const auto p = static_cast<std::size_t>(int_positions[i]);
     if (p >= args.size() || !code->params()[p].extent) continue;
-    args[p] = {true, w.int_args[i]};
+    args[p].known = true;
+    args[p].value = w.int_args[i];
     put(static_cast<std::int64_t>(p));
     put(w.int_args[i]);
   }
@@ -192,7 +196,8 @@ bool KernelCodeIndex::Count(int pid, const std::string& mangled, const timing::K
     const auto p = static_cast<std::size_t>(pointer_positions[i]);
     if (p >= args.size() || !code->params()[p].address) continue;
     const auto bytes = static_cast<std::int64_t>(w.pointer_bytes[i]);
-    args[p] = {bytes > 0, bytes};  // 0: memory Myriad did not allocate
+    args[p].known = bytes > 0;  // 0: memory Myriad did not allocate
+    args[p].value = bytes;
     footprint += static_cast<double>(bytes);
     put(-static_cast<std::int64_t>(p) - 1);
     put(bytes);
@@ -201,9 +206,40 @@ bool KernelCodeIndex::Count(int pid, const std::string& mangled, const timing::K
   bool footprint_known = true;
   for (std::size_t p = 0; p < args.size(); ++p)
     if (code->params()[p].address && !args[p].known) footprint_known = false;
+  // Pointers into known device contents: the code's loads from them are read. A launch of a
+  // kernel that stores through such a pointer (or through one no parameter gives) leaves
+  // them unknown for the launches after it.
+  const std::size_t refs = std::min<std::size_t>(w.content_ref_count, std::size(w.content_id));
+  bool writes_contents = false;
+  if (refs > 0) {
+    std::lock_guard<std::mutex> lock(contents_mu_);
+    for (std::size_t r = 0; r < refs; ++r) {
+      const std::size_t p = w.content_param[r];
+      auto it = contents_.find({pid, w.content_id[r]});
+      if (p >= args.size() || it == contents_.end()) continue;
+      if (!it->second.stale && code->params()[p].address) {
+        args[p].contents = it->second.bytes;
+        args[p].content_offset = w.content_offset[r];
+        put(static_cast<std::int64_t>(p) + 1'000'000);
+        put(w.content_id[r]);
+        put(w.content_offset[r]);
+      }
+      writes_contents = writes_contents || code->writes_anywhere() || code->params()[p].written;
+    }
+  }
   auto [cached, inserted] = works_.try_emplace(key);
   if (inserted) cached->second = code->Work(op->grid, op->block, args);
   const KernelWork& work = cached->second;
+  if (writes_contents) {
+    std::lock_guard<std::mutex> lock(contents_mu_);
+    for (std::size_t r = 0; r < refs; ++r) {
+      const std::size_t p = w.content_param[r];
+      auto it = contents_.find({pid, w.content_id[r]});
+      if (it != contents_.end() &&
+          (code->writes_anywhere() || (p < args.size() && code->params()[p].written)))
+        it->second.stale = true;
+    }
+  }
   // Global traffic reaches HBM at most once per byte its pointers reach (the rest hits in
   // the caches); without an allocation to bound it, as counted.
   double bytes = work.global_bytes;
@@ -218,6 +254,31 @@ bool KernelCodeIndex::Count(int pid, const std::string& mangled, const timing::K
   op->counts.sfu_ops = work.sfu_ops;
   op->counts.instructions = work.instructions;
   return true;
+}
+
+void KernelCodeIndex::AddContents(int pid, std::uint32_t id, std::string bytes) {
+  std::lock_guard<std::mutex> lock(contents_mu_);
+  std::size_t& held = contents_bytes_[pid];
+  held += bytes.size();
+  auto [it, inserted] = contents_.try_emplace({pid, id});
+  if (!inserted) held -= it->second.bytes ? it->second.bytes->size() : 0;
+  it->second = Contents{std::make_shared<const std::string>(std::move(bytes)), false};
+  // The oldest first: ids grow in the order the process made them.
+  for (auto old = contents_.lower_bound({pid, 0});
+       held > kMaxContentsBytes && old != contents_.end() && old->first.first == pid &&
+       old->first.second != id;) {
+    held -= old->second.bytes ? old->second.bytes->size() : 0;
+    old = contents_.erase(old);
+  }
+}
+
+void KernelCodeIndex::Wrote(int pid, const wire::WireOp& w) {
+  const std::size_t refs = std::min<std::size_t>(w.content_ref_count, std::size(w.content_id));
+  if (refs == 0) return;
+  std::lock_guard<std::mutex> lock(contents_mu_);
+  for (std::size_t r = 0; r < refs; ++r)
+    if (auto it = contents_.find({pid, w.content_id[r]}); it != contents_.end())
+      it->second.stale = true;
 }
 
 }  // namespace myriad::emulator

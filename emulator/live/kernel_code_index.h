@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -41,6 +42,12 @@ class KernelCodeIndex {
   // known for the kernel.
   bool Count(int pid, const std::string& mangled, const timing::KernelClass& kernel,
              const wire::WireOp& w, Op* op);
+  // I/O thread: device memory of the process whose bytes a copy from the host made known
+  // (wire::kDeviceContents), by the id its launches name them by (WireOp::content_*).
+  void AddContents(int pid, std::uint32_t id, std::string bytes);
+  // Engine thread: a launch whose code is not read may write whatever its pointers reach:
+  // the known contents it names are known no longer.
+  void Wrote(int pid, const wire::WireOp& w);
 
  private:
   struct File {
@@ -70,6 +77,15 @@ class KernelCodeIndex {
   };
   std::map<std::tuple<int, std::uint32_t, std::string>, Found, std::less<>> found_;
   std::unordered_map<std::string, KernelWork> works_;  // launch key -> work
+  // Known device contents by (pid, id); an id a kernel may have written since is stale. At
+  // most kMaxContentsBytes are kept per process, the oldest ids dropped first.
+  struct Contents {
+    std::shared_ptr<const std::string> bytes;
+    bool stale = false;
+  };
+  std::mutex contents_mu_;
+  std::map<std::pair<int, std::uint32_t>, Contents> contents_;
+  std::map<int, std::size_t> contents_bytes_;  // by pid
 };
 
 }  // namespace myriad::emulator

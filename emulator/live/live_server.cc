@@ -703,6 +703,9 @@ class Server : public LiveWorkload {
   void ModuleLoaded(int pid, std::uint32_t id, const std::string& path) {
     kernel_code_.AddModuleFile(pid, id, path);
   }
+  void DeviceContents(int pid, std::uint32_t id, std::string bytes) {
+    kernel_code_.AddContents(pid, id, std::move(bytes));
+  }
   void ModulePtx(int pid, std::uint32_t id, std::string ptx) {
     kernel_code_.AddModulePtx(pid, id, std::move(ptx));
   }
@@ -1089,6 +1092,14 @@ Status Connection::Handle(const wire::FrameHeader& header, const std::string& pa
       if (pid_ > 0) server_.ModulePtx(pid_, id, std::move(ptx));
       return Status::Ok();
     }
+    case wire::FrameType::kDeviceContents: {
+      std::uint32_t id = 0;
+      std::string bytes;
+      if (process_ < 0) return Status::InvalidArgument("device contents before hello");
+      MYRIAD_RETURN_IF_ERROR(frames::DecodeDeviceContents(payload, &id, &bytes));
+      if (pid_ > 0) server_.DeviceContents(pid_, id, std::move(bytes));
+      return Status::Ok();
+    }
     case wire::FrameType::kErrors: {
       std::vector<std::pair<std::uint32_t, std::string>> errors;
       if (process_ < 0) return Status::InvalidArgument("errors before hello");
@@ -1245,8 +1256,10 @@ Status LiveSource::Convert(Queued& q) {
     const std::span<const std::int64_t> int_args(w.int_args, count);
     if (kernel.family != timing::KernelFamily::kNone) {
       timing::DescribeKernelWork(kernel, int_args, &op);
+      kernel_code_.Wrote(connection->pid(), w);  // its code is not read: it may write them
     } else if (op.attention.batch == 0 &&
                !kernel_code_.Count(connection->pid(), names_.Name(op.name), kernel, w, &op)) {
+      kernel_code_.Wrote(connection->pid(), w);
       // A kernel no model knows and whose code Myriad has not: its work guessed from the
       // launch's shape and what its pointers reach, and said to be a guess.
       const std::size_t pointers =

@@ -822,6 +822,18 @@ int ModulePtx(const char* ptx, std::size_t bytes) {
   return SendModule(wire::FrameType::kModulePtx, std::string_view(ptx, bytes));
 }
 
+bool SendContents(std::uint32_t id, const void* at, std::size_t bytes) {
+  ThreadState& t = State();
+  std::lock_guard<RawMutex> lock(t.mu);
+  SendBatch(t);
+  if (!Connected(t)) return false;
+  if (t.client.SendModule(wire::FrameType::kDeviceContents, id,
+                          std::string_view(static_cast<const char*>(at), bytes)))
+    return true;
+  RunEnded(t);
+  return false;
+}
+
 void OrderAfter(void* releaser, std::uint64_t ops) {
   auto& before = *static_cast<ThreadState*>(releaser);
   ThreadState& t = State();

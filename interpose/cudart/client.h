@@ -107,6 +107,9 @@ void OrderAfter(void* releaser, std::uint64_t ops);
 int ModuleFile(const char* path);
 // The same for a module loaded from memory, by its PTX text.
 int ModulePtx(const char* ptx, std::size_t bytes);
+// Tells Myriad the `bytes` at `at` are known contents `id` (wire::kDeviceContents), before the
+// thread's next launches; false when Myriad cannot be told.
+bool SendContents(std::uint32_t id, const void* at, std::size_t bytes);
 
 const ClientTable& Table();
 

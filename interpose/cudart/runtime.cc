@@ -24,6 +24,7 @@
 #include "common/export.h"
 #include "common/unsupported.h"
 #include "cudart/client.h"
+#include "cudart/known_contents.h"
 #include "protocol/kernel_signature.h"
 
 namespace myriad::shim {
@@ -371,6 +372,19 @@ std::int64_t IntegerAt(const void* at, int size, bool is_signed) {
 // The reach of device or runtime-given host memory from `p` (declared below).
 std::optional<std::uint64_t> ReachFrom(const void* p, bool host_memory);
 
+// A pointer parameter (at `position` in the kernel's parameter list) that points into known
+// device contents: named in the launch, for the code that reads them.
+void NameContents(const void* pointer, std::size_t position, wire::WireOp* op) {
+  std::uint32_t id = 0, offset = 0;
+  if (op->content_ref_count >= std::size(op->content_id) || position > 255 ||
+      !ContentsAt(pointer, &id, &offset))
+    return;
+  const std::size_t k = op->content_ref_count++;
+  op->content_param[k] = static_cast<std::uint8_t>(position);
+  op->content_id[k] = id;
+  op->content_offset[k] = offset;
+}
+
 // A launch of a kernel loaded through the driver, by its cubin's parameter sizes: an 8-byte
 // parameter that points into memory Myriad gave the program is a pointer (its reach
 // reported), any other parameter an integer (its value). The server maps them onto the
@@ -389,6 +403,7 @@ void ReadArgsByLayout(const KernelRecord* kernel, void** args, wire::WireOp* op)
         if (i < 32) op->pointer_mask |= std::uint32_t{1} << i;
         if (op->pointer_arg_count < std::size(op->pointer_bytes))
           op->pointer_bytes[op->pointer_arg_count++] = *reach;
+        NameContents(pointer, i, op);
         continue;
       }
     }
@@ -422,6 +437,7 @@ void ReadIntegerArgs(KernelRecord* kernel, void** args, wire::WireOp* op) {
     std::memcpy(&pointer, at, sizeof pointer);
     op->pointer_bytes[i] = AllocationBytesFrom(pointer);
     op->pointer_arg_count = static_cast<std::uint8_t>(i + 1);
+    NameContents(pointer, static_cast<std::size_t>(q.index[i]), op);
   }
 }
 std::mutex kernels_mu;
@@ -530,11 +546,14 @@ CopyKind KindOf(const void* dst, const void* src, cudaMemcpyKind kind) {
 // Moves the bytes now, at enqueue: nothing on the device writes memory (kernels are timed,
 // not run), so what the copy would read at its turn on the stream is what is there now.
 void MoveBytes(void* dst, const void* src, std::size_t bytes) {
-  if (bytes <= RealCopyBytes()) {
+  const bool real = bytes <= RealCopyBytes();
+  if (real) {
     std::memmove(dst, src, bytes);
   } else if (!DeviceMemory::Get().Contains(dst)) {
     std::memset(dst, 0, bytes);  // a timed-only copy to the host reads zeros, not garbage
   }
+  if (DeviceMemory::Get().Contains(dst))
+    ContentsCopied(dst, bytes, real && !DeviceMemory::Get().Contains(src));
 }
 
 // The copy op of `bytes` on `stream` (resolved to `device`, `id`), once its bytes have moved.
@@ -632,6 +651,7 @@ cudaError_t Set(void* dst, unsigned value, std::size_t width, std::size_t count,
   const bool in_managed =
       HostMemory::Get().Find(dst, &managed) && managed.kind == HostMemory::Kind::kManaged;
   if (!Reachable(dst, bytes, in_managed)) return Fail(cudaErrorInvalidValue);
+  ContentsForgotten(dst, bytes);
   if (bytes <= RealCopyBytes()) {
     auto* out = static_cast<unsigned char*>(dst);
     if (width == 1) {
@@ -671,6 +691,8 @@ cudaError_t Release(void* p) {
   if (!p) return cudaSuccess;  // cudaFree(0) initialises the context
   std::size_t bytes = 0;
   int device = 0;
+  if (std::uintptr_t start = 0; DeviceMemory::Get().Range(p, &start, &bytes))
+    ContentsForgotten(reinterpret_cast<const void*>(start), bytes);
   if (!DeviceMemory::Get().Free(p, &bytes, &device)) {
     // cudaFree takes managed memory too (not pinned host memory: that is cudaFreeHost's).
     HostMemory::Block block;

@@ -88,7 +88,7 @@ class Client {
     return SendFrame(FrameType::kErrors, NumberedStrings(errors));
   }
   // A module the process loaded: its id, then its file's path (kModule) or its PTX
-  // (kModulePtx).
+  // (kModulePtx); or known device contents: their id, then their bytes (kDeviceContents).
   bool SendModule(FrameType type, std::uint32_t id, std::string_view text) {
     std::string payload;
     Append(payload, id);

@@ -18,7 +18,7 @@
 namespace myriad::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4452594d;  // "MYRD"
-inline constexpr std::uint32_t kVersion = 11;
+inline constexpr std::uint32_t kVersion = 12;
 inline constexpr std::uint32_t kMaxFrameBytes = 1u << 20;
 
 enum class FrameType : std::uint32_t {
@@ -40,7 +40,13 @@ enum class FrameType : std::uint32_t {
   // A module the process loaded from memory (cuModuleLoadData): {u32 module id}, then the PTX
   // its cubin carries.
   kModulePtx = 12,
+  // Device memory whose bytes are known: {u32 contents id}, then the bytes a copy from the
+  // host put there (at most kMaxKnownContents). A launch names the contents its pointers point
+  // into (WireOp::content_*), so that a kernel's code reading them (a loop bound in memory)
+  // can be evaluated. Kernels are timed, not run, so only copies make device bytes known.
+  kDeviceContents = 13,
 };
+inline constexpr std::uint32_t kMaxKnownContents = 64 * 1024;
 inline constexpr std::uint32_t kMaxModulePath = 4096;
 
 // The data of a small collective or send/recv, so that what a program reads back on the host
@@ -254,7 +260,16 @@ struct WireOp {
   // name, as Triton's autotuning variants do), 0 when not known.
   std::uint16_t module = 0;
   std::uint32_t pointer_mask = 0;
-  std::uint64_t pointer_bytes[8] = {};
+  // As many as pointer_mask marks: Inductor's flex-attention templates take 12 to 17 pointers,
+  // and traffic is bounded by their reach only when every one is measured.
+  std::uint64_t pointer_bytes[32] = {};
+  // kernel: its pointer parameters that point into known device contents (kDeviceContents):
+  // the parameter's position in the kernel's parameter list, the contents' id, and the
+  // pointer's offset into them.
+  std::uint8_t content_ref_count = 0;
+  std::uint8_t content_param[8] = {};
+  std::uint32_t content_id[8] = {};
+  std::uint32_t content_offset[8] = {};
 };
 static_assert(std::is_trivially_copyable_v<WireOp>);
 
@@ -290,6 +305,8 @@ inline std::uint32_t MaxPayload(FrameType type) {
       return sizeof(std::uint32_t) + kMaxModulePath;
     case FrameType::kModulePtx:
       return kMaxFrameBytes;
+    case FrameType::kDeviceContents:
+      return sizeof(std::uint32_t) + kMaxKnownContents;
   }
   return 0;  // an unknown type carries nothing
 }

@@ -91,6 +91,31 @@ TEST(RunTest, ThreadsAsleepInBareFutexesHoldNoTime) {
   }
 }
 
+// A loop bounded by a table the program copied from the host is counted from the table's
+// bytes (known contents): halving every entry halves the kernel's time above the H100's 2 us
+// floor; once a kernel has written the table its values are not known, and the loop is
+// bounded by what the kernel's pointers reach (far fewer trips). Same output every run.
+TEST(RunTest, LoopsBoundedByATableFromTheHostFollowItsValues) {
+  std::string first;
+  for (int run = 0; run < 2; ++run) {
+    const auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 1 --timeout 60 -- " +
+                                      kPrograms + "/known_contents");
+    ASSERT_EQ(status, 0) << out;
+    std::smatch m;
+    const std::regex times(
+        "lengths from the host: ([0-9.]+) us\nhalved on the host: ([0-9.]+) us\nhalved by a "
+        "kernel: ([0-9.]+) us");
+    ASSERT_TRUE(std::regex_search(out, m, times)) << out;
+    const double full = std::stod(m[1]) - 2, half = std::stod(m[2]) - 2, unknown = std::stod(m[3]);
+    EXPECT_GT(full, 20) << out;
+    EXPECT_NEAR(half, full / 2, 0.02 * full) << out;
+    EXPECT_LT(unknown, 0.2 * (half + 2)) << out;
+    EXPECT_THAT(out, HasSubstr("error no error")) << out;
+    if (run == 0) first = out;
+    EXPECT_EQ(out, first);
+  }
+}
+
 // Work a thread enqueued before letting go of a mutex comes before what the thread that takes
 // it enqueues next, even when the first thread's batch has not been sent yet: the second
 // thread's synchronisation waits for all 50 kernels (10 us each, the fallback), every run.

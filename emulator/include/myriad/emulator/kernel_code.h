@@ -45,13 +45,20 @@ struct KernelCodeParam {
   int size = 0;          // bytes
   bool address = false;  // the code dereferences it (a pointer)
   bool extent = false;   // the code bounds a loop or a branch, or sizes a copy, with it
+  bool written = false;  // the code stores, or reduces atomically, through it
 };
 
 // What a launch tells about a parameter: an integer's value, or for an address the bytes of
-// its allocation from the pointer on (what the kernel can reach through it).
+// its allocation from the pointer on (what the kernel can reach through it), and where the
+// pointer points into known device contents (bytes a copy from the host put there), those
+// bytes and the pointer's offset in them: the code's loads from them are evaluated.
 struct LaunchArgument {
+  LaunchArgument() = default;
+  LaunchArgument(bool is_known, std::int64_t v) : known(is_known), value(v) {}
   bool known = false;
   std::int64_t value = 0;
+  std::shared_ptr<const std::string> contents;
+  std::int64_t content_offset = 0;
 };
 
 class KernelCode {
@@ -63,6 +70,9 @@ class KernelCode {
   const std::vector<KernelCodeParam>& params() const;
   int instructions() const;  // in the code
   int loops() const;
+  // Whether a global store's address is based on no parameter (a pointer read from memory):
+  // the kernel may write anywhere.
+  bool writes_anywhere() const;
   // Why parts of the count are assumptions, one line each ("loop at line 40: its bound is
   // read from memory; bounded by the allocations it reads").
   const std::vector<std::string>& notes() const;
