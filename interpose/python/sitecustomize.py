@@ -233,10 +233,13 @@ def _build_block_masks_on_host(flex):
         return
     import torch
 
-    @torch.compiler.disable
     @functools.wraps(original)
     def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=128, *args,
                           **kwargs):
+        # Traced by torch.compile (torchtitan compiles create_block_mask): built as asked, on
+        # the device; a host build inside a graph would mix devices.
+        if torch.compiler.is_compiling():
+            return original(mask_mod, B, H, Q_LEN, KV_LEN, device, BLOCK_SIZE, *args, **kwargs)
         target = torch.device(device) if device is not None else None
         if target is None:
             accelerator = torch.accelerator.current_accelerator()
