@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -85,6 +86,8 @@ namespace {
 
 // Captures in progress, by (device, stream); streams joined through events share one.
 struct Capture {
+  std::pair<int, std::int32_t>
+      origin;  // the stream that began it: its id and graph are the capture's
   std::vector<CapturedOp> ops;
 };
 RawMutex capture_mu;
@@ -444,15 +447,45 @@ void* WatchIdleThreads(void*) {
   return nullptr;
 }
 
-void StartIdleWatch() {
+// Starts `body` on a thread of the shim's own, made with glibc's pthread_create (looked up in
+// libc itself): the preload's wrapper would make it one of the program's threads, with a
+// clock of its own. False if it could not start.
+bool StartShimThread(void* (*body)(void*)) {
   using Create = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
-  // glibc's own, looked up in libc itself: the preload's wrapper would make the watcher one
-  // of the threads it watches.
   void* libc = ::dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
   const auto create = libc ? reinterpret_cast<Create>(::dlsym(libc, "pthread_create")) : nullptr;
-  if (!create) return;
-  pthread_t watcher;
-  if (create(&watcher, nullptr, WatchIdleThreads, nullptr) == 0) ::pthread_detach(watcher);
+  if (!create) return false;
+  pthread_t thread;
+  if (create(&thread, nullptr, body, nullptr) != 0) return false;
+  ::pthread_detach(thread);
+  return true;
+}
+
+void StartIdleWatch() { StartShimThread(WatchIdleThreads); }
+
+// --- Work run apart from the program's threads (CUDA's internal thread for user objects'
+// destructors): in the order given, woken through a bare futex the preload does not see.
+RawMutex detached_mu;
+std::vector<std::pair<void (*)(void*), void*>>& DetachedWork() {
+  static auto* work = new std::vector<std::pair<void (*)(void*), void*>>();
+  return *work;
+}
+std::atomic<std::uint32_t> detached_posted{0};
+
+void* RunDetachedWork(void*) {
+  for (;;) {
+    const std::uint32_t seen = detached_posted.load();
+    std::vector<std::pair<void (*)(void*), void*>> work;
+    {
+      std::lock_guard<RawMutex> lock(detached_mu);
+      work.swap(DetachedWork());
+    }
+    for (const auto& [fn, arg] : work) fn(arg);
+    if (work.empty())
+      ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&detached_posted), FUTEX_WAIT_PRIVATE,
+                seen, nullptr, nullptr, 0);
+  }
+  return nullptr;
 }
 
 // The process's first CUDA call, by `t` (t.mu held): clocks become virtual, and Myriad
@@ -609,7 +642,9 @@ std::string NameOf(std::uint32_t id) {
 
 bool BeginCapture(int device, std::int32_t stream) {
   std::lock_guard<RawMutex> lock(capture_mu);
-  return Capturing().emplace(std::make_pair(device, stream), std::make_shared<Capture>()).second;
+  auto capture = std::make_shared<Capture>();
+  capture->origin = {device, stream};
+  return Capturing().emplace(std::make_pair(device, stream), std::move(capture)).second;
 }
 
 bool EndCapture(int device, std::int32_t stream, std::vector<CapturedOp>* ops) {
@@ -628,6 +663,31 @@ bool EndCapture(int device, std::int32_t stream, std::vector<CapturedOp>* ops) {
 bool IsCapturing(int device, std::int32_t stream) {
   std::lock_guard<RawMutex> lock(capture_mu);
   return Capturing().count({device, stream}) > 0;
+}
+
+void RunDetached(void (*fn)(void*), void* arg) {
+  static const bool started = StartShimThread(RunDetachedWork);
+  if (!started) {  // no thread to run it on: run it here, as before
+    fn(arg);
+    return;
+  }
+  {
+    std::lock_guard<RawMutex> lock(detached_mu);
+    DetachedWork().emplace_back(fn, arg);
+  }
+  ++detached_posted;
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&detached_posted), FUTEX_WAKE_PRIVATE, 1,
+            nullptr, nullptr, 0);
+}
+
+bool CaptureOrigin(int device, std::int32_t stream, int* origin_device,
+                   std::int32_t* origin_stream) {
+  std::lock_guard<RawMutex> lock(capture_mu);
+  const auto it = Capturing().find({device, stream});
+  if (it == Capturing().end()) return false;
+  *origin_device = it->second->origin.first;
+  *origin_stream = it->second->origin.second;
+  return true;
 }
 
 std::int64_t ThreadTime() { return State().clock_ps.load(); }

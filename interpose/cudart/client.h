@@ -79,6 +79,13 @@ struct CapturedOp {
 };
 bool EndCapture(int device, std::int32_t stream, std::vector<CapturedOp>* ops);
 bool IsCapturing(int device, std::int32_t stream);
+// Runs fn(arg) soon on a thread of the shim's own, apart from the program's (CUDA runs user
+// objects' destructors so: a destructor may take a lock its releaser holds).
+void RunDetached(void (*fn)(void*), void* arg);
+// The stream that began the capture `stream` belongs to (itself, or the stream whose event it
+// waited on); false if it is not capturing.
+bool CaptureOrigin(int device, std::int32_t stream, int* origin_device,
+                   std::int32_t* origin_stream);
 std::int64_t ThreadTime();
 
 // Host threads (common/client_api.h describes each).

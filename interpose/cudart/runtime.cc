@@ -1539,8 +1539,9 @@ MYRIAD_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
 
 // User objects (cudaUserObjectCreate): a destructor and a count of references, owned by the
 // program and by graphs (a graph's instantiations hold copies of the graph's). The destructor
-// runs when the last reference goes, on the thread that lets it go (CUDA runs it on an
-// internal thread; it may call no CUDA API either way).
+// runs when the last reference goes, on a thread of the shim's own, as CUDA runs it on an
+// internal thread (it may call no CUDA API): PyTorch lets go of one while holding the lock
+// its destructor takes.
 struct CUuserObject_st {
   std::uint32_t magic = 0x4a424f4d;  // "MOBJ"
   void* ptr = nullptr;
@@ -1558,7 +1559,7 @@ void ReleaseUser(cudaUserObject_t object, long long count) {
   void* ptr = object->ptr;
   object->magic = 0;
   delete object;
-  if (destroy) destroy(ptr);
+  if (destroy) shim::RunDetached(destroy, ptr);
 }
 void ReleaseAll(const UserReferences& held) {
   for (const auto& [object, count] : held) ReleaseUser(object, count);
@@ -1695,17 +1696,21 @@ MYRIAD_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream,
   std::int32_t stream_id = 0;
   if (!status) return Fail(cudaErrorInvalidValue);
   if (!shim::Resolve(stream, &device, &stream_id)) return Fail(cudaErrorInvalidResourceHandle);
-  const bool capturing = shim::IsCapturing(device, stream_id);
+  // A stream that joined a capture (by waiting on an event recorded in it) is part of the
+  // capture its origin stream began: the same id and graph (PyTorch keys its NCCL work by them).
+  int origin_device = device;
+  std::int32_t origin_stream = stream_id;
+  const bool capturing = shim::CaptureOrigin(device, stream_id, &origin_device, &origin_stream);
   *status = capturing ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
-  // One capture per stream at a time: (device, stream) names it.
+  // One capture per origin stream at a time: (device, stream) names it.
   if (id)
-    *id = capturing ? (static_cast<unsigned long long>(device) << 32 |
-                       static_cast<std::uint32_t>(stream_id)) +
+    *id = capturing ? (static_cast<unsigned long long>(origin_device) << 32 |
+                       static_cast<std::uint32_t>(origin_stream)) +
                           1
                     : 0;
   if (graph) {  // the graph being built (its ops arrive at the capture's end)
     std::lock_guard<std::mutex> lock(capture_graphs_mu);
-    const auto it = CaptureGraphs().find({device, stream_id});
+    const auto it = CaptureGraphs().find({origin_device, origin_stream});
     *graph = capturing && it != CaptureGraphs().end() ? it->second : nullptr;
   }
   if (dependencies) *dependencies = nullptr;

@@ -1,7 +1,9 @@
 """An all_reduce captured in a CUDA graph beside a kernel and replayed, on every rank, as
 torchtitan's and vLLM's graph capture does (side-stream warm-up, torch.cuda.graph): PyTorch
 keeps the captured collective's resources alive with CUDA user objects
-(tests/examples/torch_run_test.cc)."""
+(tests/examples/torch_run_test.cc). The graph's first collective runs on a stream that joined
+the capture by waiting on the capturing stream, as FSDP2's all-gathers do: it belongs to the
+same capture, and its graph keeps the user object."""
 import os
 
 import torch
@@ -19,7 +21,13 @@ with torch.cuda.stream(side):
         y = x * 2
 torch.cuda.current_stream().wait_stream(side)
 graph = torch.cuda.CUDAGraph()
+gather_stream = torch.cuda.Stream()
+gathered = torch.empty(2 << 20, device="cuda")
 with torch.cuda.graph(graph):
+    gather_stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(gather_stream):
+        dist.all_gather_into_tensor(gathered, x)
+    torch.cuda.current_stream().wait_stream(gather_stream)
     dist.all_reduce(x)
     y = x * 2
 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
