@@ -1,5 +1,6 @@
 // `myriad run SCENARIO -- command args`: the user's binary on virtual GPUs.
 #include <fmt/format.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include "cli/commands.h"
 #include "cli/fold_check.h"
 #include "cli/run_flags.h"
+#include "myriad/emulator/hang_watch.h"
 #include "myriad/emulator/launcher.h"
 #include "myriad/emulator/live.h"
 #include "myriad/emulator/scenario.h"
@@ -63,6 +65,9 @@ const std::string kRunUsage =
         "                           processes share a node and see all of its GPUs\n"
         "  --env ENV                launcher environment: torchrun (default), mpi, slurm\n"
         "  --timeout SECONDS        stop everything after this much wall time\n"
+        "  --hang-timeout SECONDS   stop with an error naming the waits when no thread of the\n"
+        "                           program has used the CPU for this long (default 60; 0:\n"
+        "                           never; docs/run.md, \"Hangs\")\n"
         "  --shim-dir DIR           where the shim libraries are (default: the build's)\n"
         "  --record TRACE           also write the op streams as a trace (.jsonl or binary)\n"
         "  --fold dp                rank folding: only the ranks of the first data-parallel\n"
@@ -84,6 +89,10 @@ const std::string kRunUsage =
 // usual cause) before telling the others why the run ended.
 constexpr int kCauseGraceMs = 250;
 constexpr int kExitTimeout = 124;  // as timeout(1)
+// The hang watch's default patience, and the CPU time a second of the program's threads must use
+// to count as moving (the shims' and Myriad's own pollers are not counted; docs/run.md, "Hangs").
+constexpr double kDefaultHangSeconds = 60;
+constexpr std::uint64_t kBusyCpuNsPerSecond = 10'000'000;
 
 // SIGINT and SIGTERM ask `myriad run` to stop its processes and end, instead of killing
 // Myriad and leaving them behind; the previous handlers come back afterwards.
@@ -124,6 +133,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   std::vector<std::string> fold;
   std::string mesh;
   bool fold_given = false, mesh_given = false, check_fold = false, no_check_fold = false;
+  double hang_seconds = kDefaultHangSeconds;
   std::string program_output;
   const char* env_shims = std::getenv("MYRIAD_SHIM_DIR");
   launch.shim_dir = env_shims && *env_shims ? env_shims : MYRIAD_SHIM_DIR;
@@ -168,6 +178,13 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
       const double t = v ? std::strtod(v->c_str(), &end) : -1;
       if (!v || *end != '\0' || !(t > 0)) return usage_error("--timeout needs seconds > 0");
       launch.timeout_seconds = t;
+    } else if (a == "--hang-timeout") {
+      const std::string* v = value();
+      char* end = nullptr;
+      const double t = v ? std::strtod(v->c_str(), &end) : -1;
+      if (!v || *end != '\0' || !(t >= 0))
+        return usage_error("--hang-timeout needs seconds >= 0 (0: never)");
+      hang_seconds = t;
     } else if (a == "--record") {
       const std::string* v = value();
       if (!v) return usage_error("--record needs a file");
@@ -391,6 +408,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   // watchdog's; when a loaded machine lets the launcher's fire first, its result says so.
   const auto start = std::chrono::steady_clock::now();
   std::thread launcher([&] {
+    ::pthread_setname_np(::pthread_self(), "myriad-launch");  // it polls: not the program
     launched = emulator::Launch(launch, [&](const emulator::ProcessEnd& e) {
       (*workload)->ProcessExited(e.process);
       std::lock_guard<std::mutex> lock(ends_mu);
@@ -404,14 +422,31 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   std::string stopped_why;  // set by the watchdog before it shuts the engine down
   int stopped_status = 0;
   std::thread watchdog([&, start] {
+    ::pthread_setname_np(::pthread_self(), "myriad-watchdog");  // not counted by the hang watch
+    emulator::HangWatch hangs(::getpid());
+    auto last_look = start;
+    auto busy_at = start;  // the last look that found the program moving
     while (!engine_done) {
-      const double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const auto now = std::chrono::steady_clock::now();
+      const double elapsed = std::chrono::duration<double>(now - start).count();
       const int signal = StopSignals::received.load();
-      if (signal != 0 || (launch.timeout_seconds > 0 && elapsed > launch.timeout_seconds)) {
+      std::string hang;
+      if (hang_seconds > 0 && now - last_look >= std::chrono::seconds(1)) {
+        const double looked = std::chrono::duration<double>(now - last_look).count();
+        last_look = now;
+        if (hangs.Look(static_cast<std::uint64_t>(looked * kBusyCpuNsPerSecond))) busy_at = now;
+        if (std::chrono::duration<double>(now - busy_at).count() >= hang_seconds)
+          hang = fmt::format(
+              "no progress for {} s of wall time: no thread of the program used the CPU, each "
+              "asleep where Myriad cannot see why (docs/run.md, \"Hangs\"): {}",
+              hang_seconds, emulator::DescribeBlocked(hangs.Blocked()));
+      }
+      if (signal != 0 || !hang.empty() ||
+          (launch.timeout_seconds > 0 && elapsed > launch.timeout_seconds)) {
         stopped_why =
-            signal != 0 ? fmt::format("stopped by SIG{}", ::sigabbrev_np(signal))
-                        : fmt::format("timed out after {} s of wall time", launch.timeout_seconds);
+            signal != 0     ? fmt::format("stopped by SIG{}", ::sigabbrev_np(signal))
+            : !hang.empty() ? hang
+                            : fmt::format("timed out after {} s of wall time", launch.timeout_seconds);
         stopped_status = signal != 0 ? 128 + signal : kExitTimeout;
         stop_processes = true;
         (*workload)->Shutdown(stopped_why);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -409,6 +410,8 @@ bool TaskState(int tid, char* state, std::uint64_t* cpu_ns) {
 }
 
 void* WatchIdleThreads(void*) {
+  // Named so that `myriad run`'s hang watch does not take its polling for the program's work.
+  ::prctl(PR_SET_NAME, "myriad-idle", 0, 0, 0);
   std::unordered_map<ThreadState*, std::pair<std::uint64_t, int>> seen;  // CPU time, idle looks
   for (;;) {
     const timespec period{0, kIdleScanNs};

@@ -384,6 +384,35 @@ TEST(RunTest, AKilledProcessPassesItsSignalThrough) {
       << out;
 }
 
+// A run stuck where Myriad cannot see (both processes in accept() on a socket nobody connects
+// to, as a rendezvous store waits for a worker that never comes) ends once no thread of the
+// program has used the CPU for --hang-timeout seconds, naming each process's wait, and the
+// report is written. Computing on the CPU without a CUDA call for longer is no hang.
+TEST(RunTest, AStuckRunEndsNamingWhereEachProcessWaits) {
+  const std::string report = ::testing::TempDir() + "myriad_stuck_wait.json";
+  const auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 2 --timeout 120 "
+                                    "--hang-timeout 2 --report " +
+                                    report + " -- " + kPrograms + "/stuck_wait");
+  EXPECT_EQ(status, 124) << out;
+  EXPECT_THAT(out, HasSubstr("waiting for a worker"));
+  EXPECT_THAT(FirstMyriadLine(out),
+              ::testing::MatchesRegex(
+                  "myriad: error: no progress for 2 s of wall time: no thread of the program "
+                  "used the CPU.*: rank 0 \\(pid [0-9]+, stuck_wait\\): thread [0-9]+ "
+                  "\\(stuck_wait\\) in accept4? on a TCP socket listening on 127\\.0\\.0\\.1:[0-9]+; "
+                  "rank 1 .* in accept4? on a TCP socket listening on .*"))
+      << out;
+  std::ifstream in(report);
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(json, HasSubstr("\"failure\": {\"cause\": \"no progress for 2 s"));
+
+  const auto [busy_status, busy_out] =
+      Myriad("run scenarios/dgx-h100.toml --processes 1 --timeout 120 --hang-timeout 1 -- " +
+             kPrograms + "/stuck_wait busy");
+  EXPECT_EQ(busy_status, 0) << busy_out;
+  EXPECT_THAT(busy_out, HasSubstr("busy done"));
+}
+
 // PyTorch loads NVIDIA's libraries by path at import: loading one that carries its own runtime
 // is fine; running device code through that runtime is refused, naming the library.
 TEST(RunTest, LibraryWithStaticRuntimeMayLoad) {

@@ -2,13 +2,18 @@
 // that joins the capture through an event, instantiated once and launched three times, timed
 // with events. A user object keeps a resource alive for the graph, as PyTorch's capture does
 // (the graph being captured from cudaStreamGetCaptureInfo, the reference moved to it): it is
-// destroyed when the graph and its instantiation are gone. (tests/interpose/run_test.cc)
+// destroyed when the graph and its instantiation are gone, on CUDA's own thread and not
+// synchronized with any CUDA call (cudaUserObjectNoDestructorSync), so the program waits for it
+// a while. (tests/interpose/run_test.cc)
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdio>
 
 __global__ void step(float* x) { x[threadIdx.x] *= 2; }
 
-int destroyed = 0;
-void Destroy(void* counter) { ++*static_cast<int*>(counter); }
+std::atomic<int> destroyed{0};
+void Destroy(void* counter) { ++*static_cast<std::atomic<int>*>(counter); }
 
 int main() {
   float* x = nullptr;
@@ -56,9 +61,10 @@ int main() {
   std::printf("capturing %d, sync refused %d, 3 graph launches: %.3f ms\n",
               status == cudaStreamCaptureStatusActive, sync_refused, ms);
   cudaGraphExecDestroy(exec);
+  for (int i = 0; i < 2000 && destroyed.load() == 0; ++i) usleep(1000);
   std::printf(
       "user object: created %d, retained by the capture's graph %d (that graph %d), "
       "destroyed %d with the graph, %d with its instantiation\n",
-      created, retained, capturing == graph, destroyed_with_graph, destroyed);
+      created, retained, capturing == graph, destroyed_with_graph, destroyed.load());
   return 0;
 }
