@@ -10,6 +10,7 @@
 #include <chrono>
 #include <limits>
 #include <thread>
+#include <tuple>
 
 #include "engine/log.h"
 #include "engine/simulation.h"
@@ -177,6 +178,11 @@ Status Simulation::Run() {
     // Asked once: a synthetic workload counts its ops by generating a rank of each stage.
     progress_expected_ops_ = options_.on_progress ? workload_.expected_ops() : 0;
     std::uint64_t turns = 0;
+    // What the engine last waited on, and since when (real time): see the wait below.
+    using StallKey = std::tuple<SimTime, SimTime, std::uint64_t, std::uint64_t>;
+    StallKey stall_key{-1, -1, 0, 0};
+    auto stalled_since = std::chrono::steady_clock::now();
+    std::uint64_t rank_turns = 0;  // the ranks' turns to run, for the stall key
     for (;;) {
       if (failed_) break;
       // The clock is read every 256 turns of the loop only: a turn can take 50 ns.
@@ -250,6 +256,7 @@ Status Simulation::Run() {
           main_key.time = awaiting.first;
           main_key.rank = awaiting.second;
         }
+        ++rank_turns;
         boost::this_fiber::yield();
         continue;
       }
@@ -264,17 +271,37 @@ Status Simulation::Run() {
         if (!inbox_cv_.wait_for(lock, kDeadlockGrace, [this] { return !inbox_.empty(); })) break;
         continue;
       }
-      // Only processes can move things on: wait for one to send ops.
+      // Only processes can move things on: wait for one to send ops. The patience for a
+      // timer counts from when the engine last moved (a clock, an event, a rank's turn, a new
+      // earliest timer), not from the last frame: threads waiting under the preload report
+      // again every 20 ms of real time, which moves nothing, and a process with dozens of
+      // them is never silent (a sleep never ended: torchtitan's rank 0 at its end).
+      const StallKey key{now_, next_timer, events_.processed(), rank_turns};
+      if (key != stall_key) {
+        stall_key = key;
+        stalled_since = std::chrono::steady_clock::now();
+      }
       std::unique_lock<std::mutex> lock(inbox_mu_);
       const auto has_news = [this] { return !inbox_.empty(); };
+      // Whether `patience` has passed since the engine last moved, waiting for news until then
+      // (false: news came first, to be read before anything is decided).
+      const auto patience_over = [&](std::chrono::milliseconds patience) {
+        const auto waited = std::chrono::steady_clock::now() - stalled_since;
+        return waited >= patience || !inbox_cv_.wait_for(lock, patience - waited, has_news);
+      };
       if (next_timer == kNever) {
         inbox_cv_.wait(lock, has_news);
       } else if (outside_may_end_it) {
-        if (!inbox_cv_.wait_for(lock, kOutsidePatience, has_news)) {
+        if (patience_over(kOutsidePatience)) {
           lock.unlock();
-          workload_.FireTimers(next_timer);
+          // A process at work (an Inductor compile worker) may yet end the wait: look again
+          // after another spell of patience.
+          if (options_.host_busy && options_.host_busy())
+            stalled_since = std::chrono::steady_clock::now();
+          else
+            workload_.FireTimers(next_timer);
         }
-      } else if (!inbox_cv_.wait_for(lock, kSleeperPatience, has_news)) {
+      } else if (patience_over(kSleeperPatience)) {
         // A timer is due only once the threads that hold time back move on, but they may be
         // spinning on the host for it (an MPI progress loop): after a moment of silence a
         // sleep ends at its own deadline anyway. GPU work keeps its virtual-time order
@@ -287,7 +314,7 @@ Status Simulation::Run() {
           Log().debug("a sleep ends at its deadline after {} ms of silence",
                       kSleeperPatience.count());
           workload_.FireTimers(next_sleep);
-        } else if (!inbox_cv_.wait_for(lock, kTimedWaitPatience, has_news)) {
+        } else if (patience_over(kSleeperPatience + kTimedWaitPatience)) {
           lock.unlock();
           Log().warn(
               "a timed wait ends at its deadline after {} ms of silence while a host thread "

@@ -66,6 +66,10 @@ struct EngineOptions {
   // depend on it.
   std::function<void(const Progress&)> on_progress;
   std::chrono::milliseconds progress_interval{250};
+  // Live runs: whether some process of the run is doing work on its CPU now (a compile
+  // worker, say), which may end a wait the engine cannot see; a timed wait's deadline is not
+  // reached while it is (docs/engine.md). Called from the engine's thread; absent: never busy.
+  std::function<bool()> host_busy;
 };
 
 // One slice of the timeline: an op on a stream, host work or a wait on the host track.
