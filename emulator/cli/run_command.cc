@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -89,10 +90,14 @@ const std::string kRunUsage =
 // usual cause) before telling the others why the run ended.
 constexpr int kCauseGraceMs = 250;
 constexpr int kExitTimeout = 124;  // as timeout(1)
-// The hang watch's default patience, and the CPU time a second of the program's threads must use
-// to count as moving (the shims' and Myriad's own pollers are not counted; docs/run.md, "Hangs").
+// The hang watch's default patience, and the CPU time a second one thread of the program must
+// use to count as moving: 5% of a core, 25x what a thread waiting under Myriad's preload uses
+// to look again every 20 ms (measured: 1-2 ms a second; docs/run.md, "Hangs").
 constexpr double kDefaultHangSeconds = 60;
-constexpr std::uint64_t kBusyCpuNsPerSecond = 10'000'000;
+constexpr std::uint64_t kBusyCpuNsPerSecond = 50'000'000;
+// The same share of the engine's patience for a timed wait (200 ms) when it asks whether the
+// run's processes are busy.
+constexpr std::uint64_t kBusyCpuNsPerLook = 10'000'000;
 
 // SIGINT and SIGTERM ask `myriad run` to stop its processes and end, instead of killing
 // Myriad and leaving them behind; the previous handlers come back afterwards.
@@ -404,6 +409,9 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   Result<emulator::LaunchResult> launched = Status::Internal("not launched");
   std::mutex ends_mu;
   std::string first_end;  // the first process that failed on its own, as soon as it is seen
+  // Processes that ended once Myriad had begun to stop the run (a timeout, a hang, a signal, an
+  // engine error): their ends are consequences, as a torchrun agent's whose worker was told.
+  std::set<int> ended_after_stop;
   // The watchdog's clock starts before the launcher's, so the timeout is normally the
   // watchdog's; when a loaded machine lets the launcher's fire first, its result says so.
   const auto start = std::chrono::steady_clock::now();
@@ -412,8 +420,9 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     launched = emulator::Launch(launch, [&](const emulator::ProcessEnd& e) {
       (*workload)->ProcessExited(e.process);
       std::lock_guard<std::mutex> lock(ends_mu);
-      if (first_end.empty() && !e.stopped_by_myriad && !(e.exited && e.status == 0) &&
-          !(*workload)->WasTold(e.process))
+      if (stop_processes.load()) ended_after_stop.insert(e.process);
+      if (first_end.empty() && !stop_processes.load() && !e.stopped_by_myriad &&
+          !(e.exited && e.status == 0) && !(*workload)->WasTold(e.process))
         first_end = emulator::DescribeEnd(e);
     });
     if (!launched.ok()) (*workload)->Shutdown(launched.status().message());
@@ -437,16 +446,16 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
         if (hangs.Look(static_cast<std::uint64_t>(looked * kBusyCpuNsPerSecond))) busy_at = now;
         if (std::chrono::duration<double>(now - busy_at).count() >= hang_seconds)
           hang = fmt::format(
-              "no progress for {} s of wall time: no thread of the program used the CPU, each "
-              "asleep where Myriad cannot see why (docs/run.md, \"Hangs\"): {}",
+              "no progress for {} s of wall time: no thread of the program did work on the CPU, "
+              "each asleep where Myriad cannot see why (docs/run.md, \"Hangs\"): {}",
               hang_seconds, emulator::DescribeBlocked(hangs.Blocked()));
       }
       if (signal != 0 || !hang.empty() ||
           (launch.timeout_seconds > 0 && elapsed > launch.timeout_seconds)) {
-        stopped_why =
-            signal != 0     ? fmt::format("stopped by SIG{}", ::sigabbrev_np(signal))
-            : !hang.empty() ? hang
-                            : fmt::format("timed out after {} s of wall time", launch.timeout_seconds);
+        stopped_why = signal != 0     ? fmt::format("stopped by SIG{}", ::sigabbrev_np(signal))
+                      : !hang.empty() ? hang
+                                      : fmt::format("timed out after {} s of wall time",
+                                                    launch.timeout_seconds);
         stopped_status = signal != 0 ? 128 + signal : kExitTimeout;
         stop_processes = true;
         (*workload)->Shutdown(stopped_why);
@@ -458,7 +467,11 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   emulator::RecordingWorkload recording(**workload);
   emulator::Workload& engine_input =
       record_path.empty() ? static_cast<emulator::Workload&>(**workload) : recording;
-  const emulator::EngineOptions options = flags.engine_options(*scenario, err);
+  emulator::EngineOptions options = flags.engine_options(*scenario, err);
+  // The engine asks before a timed wait's deadline passes while a thread waits outside its
+  // view: a process busy on its CPU may still end that wait (its own look at /proc).
+  emulator::HangWatch engine_watch(::getpid(), /*count_root=*/false);
+  options.host_busy = [&engine_watch] { return engine_watch.Look(kBusyCpuNsPerLook); };
   emulator::RunResult partial;
   auto result = emulator::RunEngine(engine_input, cluster, options, &partial);
   engine_done = true;
@@ -497,7 +510,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
   // What went wrong first is the cause; what it led to comes after, never before it. A
   // process told that the run had ended exits because of it.
-  const auto told = [&](int p) { return (*workload)->WasTold(p); };
+  const auto told = [&](int p) { return (*workload)->WasTold(p) || ended_after_stop.count(p) > 0; };
   const emulator::ProcessEnd* failed = launched->first_failure(told);
   std::optional<emulator::RunContext::Failure> failure;
   int stopped = 0;

@@ -102,18 +102,15 @@ std::vector<pid_t> ProcessTree(pid_t root) {
   return tree;
 }
 
-// "rank 3" from the process's RANK, else its command name.
-std::string ProcessLabel(pid_t pid, const std::string& comm) {
+// The process's RANK, if its environment has one ("" if not).
+std::string RankOf(pid_t pid) {
   const std::string environ = ReadSmall("/proc/" + std::to_string(pid) + "/environ");
-  std::size_t at = 0;
-  while (at < environ.size()) {
+  for (std::size_t at = 0; at < environ.size();) {
     const std::size_t end = std::min(environ.find('\0', at), environ.size());
-    if (environ.compare(at, 5, "RANK=") == 0)
-      return "rank " + environ.substr(at + 5, end - at - 5) + " (pid " + std::to_string(pid) +
-             ", " + comm + ")";
+    if (environ.compare(at, 5, "RANK=") == 0) return environ.substr(at + 5, end - at - 5);
     at = end + 1;
   }
-  return "pid " + std::to_string(pid) + " (" + comm + ")";
+  return "";
 }
 
 // "127.0.0.1:29500" from /proc/net/tcp's little-endian hex "0100007F:7364".
@@ -173,8 +170,8 @@ std::string DescribePollFds(pid_t pid, unsigned long address, unsigned long coun
   const std::size_t n = std::min<std::size_t>(count, kPollFdsRead);
   iovec local{fds, n * sizeof(pollfd)};
   iovec remote{reinterpret_cast<void*>(address), n * sizeof(pollfd)};
-  if (n == 0 || ::process_vm_readv(pid, &local, 1, &remote, 1, 0) !=
-                    static_cast<ssize_t>(n * sizeof(pollfd)))
+  if (n == 0 ||
+      ::process_vm_readv(pid, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(n * sizeof(pollfd)))
     return "";
   std::string out;
   for (std::size_t i = 0; i < n; ++i) {
@@ -201,76 +198,114 @@ std::string DescribeCall(pid_t pid, const std::string& task_dir) {
     return std::string(name) + " on " + DescribeFd(pid, static_cast<long>(args[0]));
   };
   switch (nr) {
-    case SYS_read: return on_fd("read");
-    case SYS_readv: return on_fd("readv");
-    case SYS_write: return on_fd("write");
-    case SYS_recvfrom: return on_fd("recvfrom");
-    case SYS_recvmsg: return on_fd("recvmsg");
-    case SYS_sendto: return on_fd("sendto");
-    case SYS_sendmsg: return on_fd("sendmsg");
-    case SYS_accept: return on_fd("accept");
-    case SYS_accept4: return on_fd("accept4");
-    case SYS_connect: return on_fd("connect");
+    case SYS_read:
+      return on_fd("read");
+    case SYS_readv:
+      return on_fd("readv");
+    case SYS_write:
+      return on_fd("write");
+    case SYS_recvfrom:
+      return on_fd("recvfrom");
+    case SYS_recvmsg:
+      return on_fd("recvmsg");
+    case SYS_sendto:
+      return on_fd("sendto");
+    case SYS_sendmsg:
+      return on_fd("sendmsg");
+    case SYS_accept:
+      return on_fd("accept");
+    case SYS_accept4:
+      return on_fd("accept4");
+    case SYS_connect:
+      return on_fd("connect");
 #ifdef SYS_poll
-    case SYS_poll: return "poll" + DescribePollFds(pid, args[0], args[1]);
+    case SYS_poll:
+      return "poll" + DescribePollFds(pid, args[0], args[1]);
 #endif
-    case SYS_ppoll: return "ppoll" + DescribePollFds(pid, args[0], args[1]);
+    case SYS_ppoll:
+      return "ppoll" + DescribePollFds(pid, args[0], args[1]);
 #ifdef SYS_select
-    case SYS_select: return "select";
+    case SYS_select:
+      return "select";
 #endif
-    case SYS_pselect6: return "pselect6";
+    case SYS_pselect6:
+      return "pselect6";
 #ifdef SYS_epoll_wait
-    case SYS_epoll_wait: return "epoll_wait";
+    case SYS_epoll_wait:
+      return "epoll_wait";
 #endif
-    case SYS_epoll_pwait: return "epoll_pwait";
-    case SYS_futex: return "futex wait (a lock, condition variable or atomic wait)";
-    case SYS_wait4: return "wait4 (waiting for a child process)";
-    case SYS_waitid: return "waitid (waiting for a child process)";
-    case SYS_nanosleep: return "nanosleep (a real-time sleep)";
-    case SYS_clock_nanosleep: return "clock_nanosleep (a real-time sleep)";
+    case SYS_epoll_pwait:
+      return "epoll_pwait";
+    case SYS_futex:
+      return "futex wait (a lock, condition variable or atomic wait)";
+    case SYS_wait4:
+      return "wait4 (waiting for a child process)";
+    case SYS_waitid:
+      return "waitid (waiting for a child process)";
+    case SYS_nanosleep:
+      return "nanosleep (a real-time sleep)";
+    case SYS_clock_nanosleep:
+      return "clock_nanosleep (a real-time sleep)";
 #ifdef SYS_pause
-    case SYS_pause: return "pause";
+    case SYS_pause:
+      return "pause";
 #endif
-    case SYS_rt_sigtimedwait: return "sigtimedwait";
-    case SYS_flock: return "flock";
-    case SYS_fcntl: return "fcntl (a file lock?)";
-    default: return fmt::format("system call {}", nr);
+    case SYS_rt_sigtimedwait:
+      return "sigtimedwait";
+    case SYS_flock:
+      return "flock";
+    case SYS_fcntl:
+      return "fcntl (a file lock?)";
+    default:
+      return fmt::format("system call {}", nr);
   }
 }
 
 }  // namespace
 
-HangWatch::HangWatch(pid_t root) : root_(root) {}
+HangWatch::HangWatch(pid_t root, bool count_root) : root_(root), count_root_(count_root) {}
 
-bool HangWatch::Look(std::uint64_t min_cpu_ns) {
+bool HangWatch::Look(std::uint64_t busy_thread_ns) {
   std::map<pid_t, std::uint64_t> now;
-  bool busy = false;
-  std::uint64_t used = 0;
+  bool busy = cpu_ns_.empty();  // the first look has nothing to compare with
   for (pid_t pid : ProcessTree(root_)) {
+    if (pid == root_ && !count_root_) continue;
     const std::string task = "/proc/" + std::to_string(pid) + "/task/";
     for (pid_t tid : NumericEntries(task)) {
       const std::string dir = task + std::to_string(tid);
       Stat stat;
       if (OwnThread(TrimmedComm(dir)) || !ReadStat(dir, &stat)) continue;
-      if (stat.state == 'R' || stat.state == 'D') busy = true;
       now[tid] = stat.cpu_ns;
       const auto before = cpu_ns_.find(tid);
-      const std::uint64_t since = before == cpu_ns_.end() ? stat.cpu_ns : before->second;
-      if (stat.cpu_ns > since) used += stat.cpu_ns - since;
+      const std::uint64_t since = before == cpu_ns_.end() ? 0 : before->second;
+      if (stat.cpu_ns >= since + busy_thread_ns) busy = true;
     }
   }
-  // The first look has nothing to compare with: it counts as busy.
-  if (cpu_ns_.empty()) busy = true;
   cpu_ns_ = std::move(now);
-  return busy || used >= min_cpu_ns;
+  return busy;
 }
 
 std::vector<BlockedThread> HangWatch::Blocked() const {
   std::vector<BlockedThread> blocked;
-  for (pid_t pid : ProcessTree(root_)) {
+  const std::vector<pid_t> tree = ProcessTree(root_);
+  // A process with a RANK whose children have one too is their launcher (a torchrun agent,
+  // which has its node's RANK from Myriad): named by its command, not as a rank.
+  std::set<pid_t> launchers;
+  std::map<pid_t, std::string> ranks;
+  for (pid_t pid : tree) {
+    ranks[pid] = RankOf(pid);
+    Stat stat;
+    if (!ranks[pid].empty() && ReadStat("/proc/" + std::to_string(pid), &stat))
+      launchers.insert(stat.ppid);
+  }
+  for (pid_t pid : tree) {
     if (pid == root_) continue;
     const std::string dir = "/proc/" + std::to_string(pid);
-    const std::string label = ProcessLabel(pid, TrimmedComm(dir));
+    const std::string command = TrimmedComm(dir);
+    const std::string label =
+        ranks[pid].empty() || launchers.count(pid)
+            ? fmt::format("pid {} ({}{})", pid, command, launchers.count(pid) ? ", a launcher" : "")
+            : fmt::format("rank {} (pid {}, {})", ranks[pid], pid, command);
     std::vector<pid_t> tids = NumericEntries(dir + "/task/");
     // The main thread first: what the program's own code waits in.
     std::stable_partition(tids.begin(), tids.end(), [pid](pid_t t) { return t == pid; });

@@ -390,17 +390,19 @@ TEST(RunTest, AKilledProcessPassesItsSignalThrough) {
 // report is written. Computing on the CPU without a CUDA call for longer is no hang.
 TEST(RunTest, AStuckRunEndsNamingWhereEachProcessWaits) {
   const std::string report = ::testing::TempDir() + "myriad_stuck_wait.json";
-  const auto [status, out] = Myriad("run scenarios/dgx-h100.toml --processes 2 --timeout 120 "
-                                    "--hang-timeout 2 --report " +
-                                    report + " -- " + kPrograms + "/stuck_wait");
+  const auto [status, out] = Myriad(
+      "run scenarios/dgx-h100.toml --processes 2 --timeout 120 "
+      "--hang-timeout 2 --report " +
+      report + " -- " + kPrograms + "/stuck_wait");
   EXPECT_EQ(status, 124) << out;
   EXPECT_THAT(out, HasSubstr("waiting for a worker"));
-  EXPECT_THAT(FirstMyriadLine(out),
-              ::testing::MatchesRegex(
-                  "myriad: error: no progress for 2 s of wall time: no thread of the program "
-                  "used the CPU.*: rank 0 \\(pid [0-9]+, stuck_wait\\): thread [0-9]+ "
-                  "\\(stuck_wait\\) in accept4? on a TCP socket listening on 127\\.0\\.0\\.1:[0-9]+; "
-                  "rank 1 .* in accept4? on a TCP socket listening on .*"))
+  EXPECT_THAT(
+      FirstMyriadLine(out),
+      ::testing::MatchesRegex(
+          "myriad: error: no progress for 2 s of wall time: no thread of the program "
+          "did work on the CPU.*: rank 0 \\(pid [0-9]+, stuck_wait\\): thread [0-9]+ "
+          "\\(stuck_wait\\) in accept4? on a TCP socket listening on 127\\.0\\.0\\.1:[0-9]+; "
+          "rank 1 .* in accept4? on a TCP socket listening on .*"))
       << out;
   std::ifstream in(report);
   const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

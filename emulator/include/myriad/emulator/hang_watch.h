@@ -1,5 +1,5 @@
 // The hang watch of `myriad run` (docs/run.md, "Hangs"): a run in which nothing moves — no
-// thread of the program uses the CPU, and none is in a disk wait, for a while of real time —
+// thread of the program does work on the CPU for a while of real time —
 // is stuck where Myriad cannot see (a rendezvous store waiting for a worker that never comes,
 // a socket, a bare futex). The watch reads the kernel's view of Myriad's process and all its
 // descendants from /proc and names the waits it finds.
@@ -28,11 +28,14 @@ class HangWatch {
   // Watches `root` (Myriad itself) and every process below it, every thread but Myriad's own
   // pollers, whose names start with "myriad-" (the shims' idle watch, the launcher's and the
   // watchdog's threads in `myriad`).
-  explicit HangWatch(pid_t root);
+  // Without `count_root`, Myriad's own threads are not counted at all: only the run's processes.
+  explicit HangWatch(pid_t root, bool count_root = true);
 
-  // Reads /proc once. Returns whether the run is busy: a counted thread used CPU time since
-  // the last look (at least `min_cpu_ns` together) or is running or in a disk wait.
-  bool Look(std::uint64_t min_cpu_ns);
+  // Reads /proc once. Returns whether the run is busy: a counted thread used at least
+  // `busy_thread_ns` of CPU time since the last look. Not the sum over threads: a waiting
+  // thread under Myriad's preload looks again every 20 ms (a few microseconds each), and a
+  // process holds dozens of them; a thread doing work uses a good part of a core.
+  bool Look(std::uint64_t busy_thread_ns);
 
   // The program's threads asleep in a system call now, each process's main thread first, in
   // pid order.
@@ -40,6 +43,7 @@ class HangWatch {
 
  private:
   pid_t root_;
+  bool count_root_;
   std::map<pid_t, std::uint64_t> cpu_ns_;  // by thread, at the last look
 };
 
