@@ -1,0 +1,103 @@
+// torchtitan 0.3.0 from PyPI, unmodified, under `myriad run` (label frameworks, issue 29): its
+// own llama3_debugmodel config on 2 ranks as torchtitan ships it (FSDP2, selective activation
+// checkpointing, Inductor-compiled flex attention, CUDA graphs captured from step 2), with
+// assets that examples/torchtitan/make_assets.py makes. The run's compile caches live in the
+// build folder and are kept between runs (the first run compiles cold).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/support/run_command.h"
+
+namespace {
+
+const std::string kSource = MYRIAD_SOURCE_DIR;
+const std::string kWork = MYRIAD_TORCHTITAN_DIR;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// One metrics line torchtitan logs per step and rank.
+struct Step {
+  int step = 0;
+  double memory_gib = 0, tps = 0, tflops = 0, mfu = 0;
+};
+
+std::vector<Step> Steps(const std::string& out) {
+  // "step:  2  loss: ... memory:  0.87GiB(1.08%)  tps: 1,850,941  tflops: 132.50  mfu: 13.40%",
+  // with ANSI colours between the fields.
+  static const std::regex line(
+      R"(step:\s+(\d+)\s.*?memory:\s+([0-9.]+)GiB.*?tps:\s+([0-9,]+).*?tflops:\s+([0-9.]+).*?mfu:\s+([0-9.]+)%)");
+  std::vector<Step> steps;
+  for (std::sregex_iterator it(out.begin(), out.end(), line), end; it != end; ++it) {
+    std::string tps = (*it)[3];
+    std::erase(tps, ',');
+    steps.push_back({std::stoi((*it)[1]), std::stod((*it)[2]), std::stod(tps), std::stod((*it)[4]),
+                     std::stod((*it)[5])});
+  }
+  return steps;
+}
+
+TEST(Torchtitan, DebugModelTrainsOnTwoRanksWithCompileAndCudaGraphs) {
+  const std::string python = kSource + "/.venv-torch/bin/python";
+  if (::access(python.c_str(), X_OK) != 0)
+    GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
+  const std::string report = kWork + "/debugmodel_report.json";
+  const auto [assets_status, assets_out] = myriad::testing::RunCommand(
+      python + " " + kSource + "/examples/torchtitan/make_assets.py " + kWork + " 2>&1");
+  ASSERT_EQ(assets_status, 0) << assets_out;
+  const auto [status, out] = myriad::testing::RunCommand(
+      "cd " + kWork + " && rm -rf outputs && TORCHINDUCTOR_CACHE_DIR=" + kWork +
+      "/cache/inductor TRITON_CACHE_DIR=" + kWork + "/cache/triton " + MYRIAD_BINARY + " run " +
+      kSource + "/scenarios/dgx-h100.toml --timeout 1200 --report " + report + " -- " + kSource +
+      "/.venv-torch/bin/torchrun --nproc-per-node 2 -m torchtitan.train --module llama3 "
+      "--config llama3_debugmodel --training.steps 4 2>&1");
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, ::testing::Not(::testing::HasSubstr("not supported by Myriad"))) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("Recorded CUDA graph"));
+  EXPECT_THAT(out, ::testing::HasSubstr("Training completed"));
+
+  const std::vector<Step> steps = Steps(out);
+  ASSERT_EQ(steps.size(), 8u) << out;  // 4 steps, each logged by both ranks
+  const auto json = nlohmann::json::parse(ReadFile(report));
+  const double peak_gib = json["peak_memory_bytes"]["max"].get<double>() / (1 << 30);
+  double most_gib = 0;
+  for (const Step& s : steps) {
+    // torchtitan's memory is torch.cuda.max_memory_reserved since the last step's log (it
+    // resets the peak each step): at most the bytes Myriad's shims held at their peak, and
+    // that peak in the step that reached it (2 decimals: 0.005 GiB).
+    EXPECT_LE(s.memory_gib, peak_gib + 0.006) << "step " << s.step;
+    most_gib = std::max(most_gib, s.memory_gib);
+    EXPECT_GT(s.tps, 0);
+    EXPECT_GT(s.mfu, 0);
+    EXPECT_LT(s.mfu, 100) << "above the GPU's peak at step " << s.step;
+  }
+  EXPECT_NEAR(most_gib, peak_gib, 0.006);
+  // Steps 3 and 4 replay the same CUDA graph: the same time on both ranks.
+  for (std::size_t i = 5; i < steps.size(); ++i) EXPECT_EQ(steps[i].tps, steps[4].tps);
+
+  // Flex attention's Triton kernels are timed from their own code, none by a guess.
+  ASSERT_TRUE(json["kernel_families"].is_array()) << json["kernel_families"].dump();
+  bool attention = false;
+  for (const auto& family : json["kernel_families"]) {
+    if (family.value("family", "") != "attention") continue;
+    attention = true;
+    EXPECT_EQ(family.dump().find("launch guess"), std::string::npos) << family.dump();
+  }
+  EXPECT_TRUE(attention) << json["kernel_families"].dump();
+  for (const auto& k : json["guessed_kernels"])
+    EXPECT_EQ(k["name"].get<std::string>().find("flex_attention"), std::string::npos) << k.dump();
+}
+
+}  // namespace
