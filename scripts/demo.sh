@@ -1,36 +1,39 @@
 #!/usr/bin/env bash
 # Sets everything up, builds, and runs the main job on the bundled default scenarios: first an
-# unmodified CUDA + NCCL data-parallel trainer under `myriad run` on 128 virtual H100 (it prints
-# its own step times, which are the virtual cluster's), and a PyTorch DDP script the same way
-# where the project's PyTorch venv exists (scripts/setup_torch.sh); then predicted NCCL
-# AllReduce on one DGX H100 node and on 128 H100 nodes (analytical, then under the flow model
-# with a failed uplink and another job on the links), and one training iteration of Llama 3 8B
-# and of Mixtral 8x7B on 64 H100 (`myriad simulate`).
-# --no-setup: use build/ as it is (the test suite runs the demo that way).
+# unmodified PyTorch training script (examples/pytorch/gpt2.py: a GPT-2-style model with DDP,
+# PyPI's stock CUDA wheel of torch in the project's venv) under `myriad run` on 128 virtual
+# H100, printing its own step times, which are the virtual cluster's; then an unmodified
+# CUDA + NCCL data-parallel trainer the same way; then predicted NCCL AllReduce on one DGX
+# H100 node and on 128 H100 nodes (analytical, then under the flow model with a failed uplink
+# and another job on the links), and one training iteration of Llama 3 8B and of Mixtral 8x7B
+# on 64 H100 (`myriad simulate`).
+# --no-setup: use build/ and .venv-torch/ as they are (the test suite runs the demo that way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} != --no-setup ]]; then
   scripts/setup.sh
+  scripts/setup_torch.sh
   scripts/build.sh -DMYRIAD_BUILD_TESTS=OFF -DMYRIAD_BUILD_BENCH=OFF
 fi
 
 step() { printf '\n== %s\n\n' "$*"; }
 
+if [[ -x .venv-torch/bin/python ]]; then
+  step "1. An unmodified PyTorch training script (examples/pytorch/gpt2.py: GPT-2-style, DDP," \
+    "bf16 autocast, fused AdamW; PyPI's torch) on 128 virtual H100 (16 nodes of 8): its own" \
+    "CUDA-event timers print the virtual cluster's step times; one data-parallel replica runs" \
+    "as a process, the other 127 ranks replay it (--fold dp)"
+  ./build/myriad run scenarios/h100-x16.toml --fold dp \
+    --iteration-marker "Train step" -- .venv-torch/bin/python examples/pytorch/gpt2.py
+else
+  step "1. (skipped: no PyTorch venv; scripts/setup_torch.sh makes one, and the demo runs it" \
+    "unless --no-setup is given)"
+fi
 if [[ -x build/examples/ddp_train ]]; then
-  step "1. An unmodified CUDA + NCCL trainer (examples/ddp_train) on 128 virtual H100 (16 nodes" \
-    "of 8): its own timers print the virtual cluster's step times; one data-parallel replica" \
-    "runs as a process, the other 127 ranks replay it (--fold dp)"
+  step "1b. An unmodified CUDA + NCCL trainer (examples/ddp_train) on the same 128 virtual H100"
   ./build/myriad run scenarios/h100-x16.toml --fold dp -- ./build/examples/ddp_train
 else
-  step "1. (skipped: the examples need the CUDA toolkit at /usr/local/cuda to build)"
-fi
-if [[ -x .venv-torch/bin/python && -x build/examples/ddp_train ]]; then
-  step "1b. A PyTorch DDP script (examples/pytorch/ddp.py, stock torch from PyPI) on the same" \
-    "128 virtual H100"
-  ./build/myriad run scenarios/h100-x16.toml --fold dp --iteration-marker "Train step" \
-    -- .venv-torch/bin/python examples/pytorch/ddp.py
-else
-  step "1b. (skipped: no PyTorch venv; scripts/setup_torch.sh makes one, scripts/test.sh too)"
+  step "1b. (skipped: the examples need the CUDA toolkit at /usr/local/cuda to build)"
 fi
 
 step "2. The scenario behind a prediction: every figure and where it came from"
