@@ -2,7 +2,8 @@
 // own llama3_debugmodel config on 2 ranks as torchtitan ships it (FSDP2, selective activation
 // checkpointing, Inductor-compiled flex attention, CUDA graphs captured from step 2), with
 // assets that examples/torchtitan/make_assets.py makes. The run's compile caches live in the
-// build folder and are kept between runs (the first run compiles cold).
+// build folder and are kept between runs (the first run compiles cold). Then folded: rank 1 a
+// mirror of rank 0.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -49,7 +50,7 @@ std::vector<Step> Steps(const std::string& out) {
   return steps;
 }
 
-TEST(Torchtitan, DebugModelTrainsOnTwoRanksWithCompileAndCudaGraphs) {
+TEST(Torchtitan, DebugModelTrainsOnTwoRanksWithCompileAndCudaGraphsAndFolds) {
   const std::string python = kSource + "/.venv-torch/bin/python";
   if (::access(python.c_str(), X_OK) != 0)
     GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
@@ -98,6 +99,32 @@ TEST(Torchtitan, DebugModelTrainsOnTwoRanksWithCompileAndCudaGraphs) {
   EXPECT_TRUE(attention) << json["kernel_families"].dump();
   for (const auto& k : json["guessed_kernels"])
     EXPECT_EQ(k["name"].get<std::string>().find("flex_attention"), std::string::npos) << k.dump();
+
+  // Folded (rank 1 a mirror of rank 0, torchrun starting only rank 0): every step after the
+  // first logs what the unfolded run's did. The first step holds the compile, whose
+  // autotuning runs benchmark kernels only where a process's cache misses (docs/run.md).
+  const auto [folded_status, folded_out] = myriad::testing::RunCommand(
+      "cd " + kWork + " && rm -rf outputs && TORCHINDUCTOR_CACHE_DIR=" + kWork +
+      "/cache/inductor TRITON_CACHE_DIR=" + kWork + "/cache/triton " + MYRIAD_BINARY + " run " +
+      kSource +
+      "/scenarios/dgx-h100.toml --processes 1 --devices-per-process 2 --fold dp --timeout 1200 "
+      "-- " +
+      kSource +
+      "/.venv-torch/bin/torchrun --nproc-per-node 2 -m torchtitan.train --module llama3 "
+      "--config llama3_debugmodel --training.steps 4 2>&1");
+  ASSERT_EQ(folded_status, 0) << folded_out;
+  EXPECT_THAT(folded_out, ::testing::HasSubstr("rank folding (--fold dp"));
+  const std::vector<Step> folded = Steps(folded_out);
+  ASSERT_EQ(folded.size(), 4u) << folded_out;  // rank 0's: the one live rank logs
+  for (const Step& f : folded) {
+    if (f.step == 1) continue;
+    for (const Step& u : steps) {
+      if (u.step != f.step) continue;
+      EXPECT_EQ(f.tps, u.tps) << "step " << f.step;
+      EXPECT_EQ(f.tflops, u.tflops) << "step " << f.step;
+      EXPECT_EQ(f.memory_gib, u.memory_gib) << "step " << f.step;
+    }
+  }
 }
 
 }  // namespace
