@@ -323,16 +323,14 @@ std::vector<BlockedThread> HangWatch::Blocked() const {
 
 std::string DescribeBlocked(const std::vector<BlockedThread>& threads, int limit) {
   std::string out;
-  std::set<pid_t> named;
+  std::set<pid_t> seen;  // each process by its first (main) thread
   int more = 0;
   for (const BlockedThread& t : threads) {
-    if (named.count(t.pid)) continue;  // each process by its first (main) thread
-    if (static_cast<int>(named.size()) == limit) {
+    if (!seen.insert(t.pid).second) continue;
+    if (static_cast<int>(seen.size()) > limit) {
       ++more;
-      named.insert(t.pid);
       continue;
     }
-    named.insert(t.pid);
     if (!out.empty()) out += "; ";
     out += fmt::format("{}: thread {} ({}) in {}", t.process, t.tid, t.thread, t.call);
   }
