@@ -29,6 +29,10 @@ constexpr std::chrono::milliseconds kTimedWaitPatience{30000};
 // going on: long enough for a request and its answer between two processes of the run (a
 // TCPStore's) on a busy machine, short enough for a server thread that waits all run long.
 constexpr std::chrono::milliseconds kOutsidePatience{200};
+// How long that wait goes on while a process of the run is busy on its CPU (a cold compile of
+// flex attention's autotuning candidates takes minutes on 2 cores): outcomes must not depend
+// on how fast the machine compiles.
+constexpr std::chrono::milliseconds kOutsideBusyPatience{600'000};
 // How long live processes that hold nothing get before a stall is called a deadlock.
 constexpr std::chrono::milliseconds kDeadlockGrace{2000};
 
@@ -182,6 +186,7 @@ Status Simulation::Run() {
     using StallKey = std::tuple<SimTime, SimTime, std::uint64_t, std::uint64_t>;
     StallKey stall_key{-1, -1, 0, 0};
     auto stalled_since = std::chrono::steady_clock::now();
+    std::chrono::milliseconds outside_patience = kOutsidePatience;  // grows while hosts work
     std::uint64_t rank_turns = 0;  // the ranks' turns to run, for the stall key
     for (;;) {
       if (failed_) break;
@@ -280,6 +285,7 @@ Status Simulation::Run() {
       if (key != stall_key) {
         stall_key = key;
         stalled_since = std::chrono::steady_clock::now();
+        outside_patience = kOutsidePatience;
       }
       std::unique_lock<std::mutex> lock(inbox_mu_);
       const auto has_news = [this] { return !inbox_.empty(); };
@@ -292,12 +298,13 @@ Status Simulation::Run() {
       if (next_timer == kNever) {
         inbox_cv_.wait(lock, has_news);
       } else if (outside_may_end_it) {
-        if (patience_over(kOutsidePatience)) {
+        if (patience_over(outside_patience)) {
           lock.unlock();
           // A process at work (an Inductor compile worker) may yet end the wait: look again
-          // after another spell of patience.
-          if (options_.host_busy && options_.host_busy())
-            stalled_since = std::chrono::steady_clock::now();
+          // after another spell of patience, for as long as a compile may take on a loaded
+          // machine (the work may also be a thread spinning for this very deadline).
+          if (outside_patience < kOutsideBusyPatience && options_.host_busy && options_.host_busy())
+            outside_patience += kOutsidePatience;
           else
             workload_.FireTimers(next_timer);
         }
