@@ -29,9 +29,14 @@ constexpr std::chrono::milliseconds kTimedWaitPatience{30000};
 // going on: long enough for a request and its answer between two processes of the run (a
 // TCPStore's) on a busy machine, short enough for a server thread that waits all run long.
 constexpr std::chrono::milliseconds kOutsidePatience{200};
-// How long that wait goes on while a process of the run is busy on its CPU (a cold compile of
-// flex attention's autotuning candidates takes minutes on 2 cores): outcomes must not depend
-// on how fast the machine compiles.
+// When the processes are never silent (threads waiting under the preload report again every
+// 20 ms of real time), how long the engine must not have moved before a sleep's deadline is
+// reached anyway, and a timed wait's with a thread waiting outside (the latter only once no
+// process of the run is busy on its CPU: a cold compile of flex attention's autotuning
+// candidates takes minutes on 2 cores, and outcomes must not depend on how fast the machine
+// compiles; kOutsideBusyPatience at the most).
+constexpr std::chrono::milliseconds kSleeperStall{1000};
+constexpr std::chrono::milliseconds kOutsideStall{2000};
 constexpr std::chrono::milliseconds kOutsideBusyPatience{600'000};
 // How long live processes that hold nothing get before a stall is called a deadlock.
 constexpr std::chrono::milliseconds kDeadlockGrace{2000};
@@ -186,8 +191,8 @@ Status Simulation::Run() {
     using StallKey = std::tuple<SimTime, SimTime, std::uint64_t, std::uint64_t>;
     StallKey stall_key{-1, -1, 0, 0};
     auto stalled_since = std::chrono::steady_clock::now();
-    std::chrono::milliseconds outside_patience = kOutsidePatience;  // grows while hosts work
-    std::uint64_t rank_turns = 0;  // the ranks' turns to run, for the stall key
+    auto busy_asked = stalled_since;  // when host_busy was last asked
+    std::uint64_t rank_turns = 0;     // the ranks' turns to run, for the stall key
     for (;;) {
       if (failed_) break;
       // The clock is read every 256 turns of the loop only: a turn can take 50 ns.
@@ -276,39 +281,39 @@ Status Simulation::Run() {
         if (!inbox_cv_.wait_for(lock, kDeadlockGrace, [this] { return !inbox_.empty(); })) break;
         continue;
       }
-      // Only processes can move things on: wait for one to send ops. The patience for a
-      // timer counts from when the engine last moved (a clock, an event, a rank's turn, a new
-      // earliest timer), not from the last frame: threads waiting under the preload report
-      // again every 20 ms of real time, which moves nothing, and a process with dozens of
-      // them is never silent (a sleep never ended: torchtitan's rank 0 at its end).
+      // Only processes can move things on: wait for one to send ops. A timer's patience is
+      // a moment of silence from the processes, as before; and, since threads waiting under
+      // the preload report again every 20 ms of real time, which moves nothing, a process
+      // with several of them is never silent (torchtitan's rank 0 slept for ever at its end):
+      // so a timer is also reached once the engine has not moved for longer (kSleeperStall,
+      // kOutsideStall: its clock, an event, a rank's turn and the earliest timer unchanged).
       const StallKey key{now_, next_timer, events_.processed(), rank_turns};
+      const auto real_now = std::chrono::steady_clock::now();
       if (key != stall_key) {
         stall_key = key;
-        stalled_since = std::chrono::steady_clock::now();
-        outside_patience = kOutsidePatience;
+        stalled_since = real_now;
       }
+      const auto stalled = real_now - stalled_since;
       std::unique_lock<std::mutex> lock(inbox_mu_);
       const auto has_news = [this] { return !inbox_.empty(); };
-      // Whether `patience` has passed since the engine last moved, waiting for news until then
-      // (false: news came first, to be read before anything is decided).
-      const auto patience_over = [&](std::chrono::milliseconds patience) {
-        const auto waited = std::chrono::steady_clock::now() - stalled_since;
-        return waited >= patience || !inbox_cv_.wait_for(lock, patience - waited, has_news);
-      };
       if (next_timer == kNever) {
         inbox_cv_.wait(lock, has_news);
       } else if (outside_may_end_it) {
-        if (patience_over(outside_patience)) {
+        bool reached = !inbox_cv_.wait_for(lock, kOutsidePatience, has_news);
+        // Stalled but not silent: reached unless a process of the run is busy on its CPU (an
+        // Inductor compile worker may yet end the wait), asked every kOutsidePatience, for as
+        // long as a compile may take on a loaded machine (kOutsideBusyPatience).
+        if (!reached && stalled >= kOutsideStall && real_now - busy_asked >= kOutsidePatience) {
+          busy_asked = real_now;
           lock.unlock();
-          // A process at work (an Inductor compile worker) may yet end the wait: look again
-          // after another spell of patience, for as long as a compile may take on a loaded
-          // machine (the work may also be a thread spinning for this very deadline).
-          if (outside_patience < kOutsideBusyPatience && options_.host_busy && options_.host_busy())
-            outside_patience += kOutsidePatience;
-          else
-            workload_.FireTimers(next_timer);
+          reached = stalled >= kOutsideBusyPatience || !options_.host_busy || !options_.host_busy();
         }
-      } else if (patience_over(kSleeperPatience)) {
+        if (reached) {
+          if (lock.owns_lock()) lock.unlock();
+          workload_.FireTimers(next_timer);
+        }
+      } else if (!inbox_cv_.wait_for(lock, kSleeperPatience, has_news) ||
+                 stalled >= kSleeperStall) {
         // A timer is due only once the threads that hold time back move on, but they may be
         // spinning on the host for it (an MPI progress loop): after a moment of silence a
         // sleep ends at its own deadline anyway. GPU work keeps its virtual-time order
@@ -321,7 +326,8 @@ Status Simulation::Run() {
           Log().debug("a sleep ends at its deadline after {} ms of silence",
                       kSleeperPatience.count());
           workload_.FireTimers(next_sleep);
-        } else if (patience_over(kSleeperPatience + kTimedWaitPatience)) {
+        } else if (!inbox_cv_.wait_for(lock, kTimedWaitPatience, has_news) ||
+                   stalled >= kSleeperStall + kTimedWaitPatience) {
           lock.unlock();
           Log().warn(
               "a timed wait ends at its deadline after {} ms of silence while a host thread "

@@ -101,8 +101,10 @@ TEST(Torchtitan, DebugModelTrainsOnTwoRanksWithCompileAndCudaGraphsAndFolds) {
     EXPECT_EQ(k["name"].get<std::string>().find("flex_attention"), std::string::npos) << k.dump();
 
   // Folded (rank 1 a mirror of rank 0, torchrun starting only rank 0): every step after the
-  // first logs what the unfolded run's did. The first step holds the compile, whose
-  // autotuning runs benchmark kernels only where a process's cache misses (docs/run.md).
+  // first logs the unfolded run's tokens/s and TFLOP/s. The first step holds the compile,
+  // whose autotuning runs benchmark kernels only where a process's cache misses (docs/run.md);
+  // the memory the caching allocator keeps reserved after it differs with it too (0.90 GiB
+  // after a cold compile, 0.87 after a warm one), so memory is not compared.
   const auto [folded_status, folded_out] = myriad::testing::RunCommand(
       "cd " + kWork + " && rm -rf outputs && TORCHINDUCTOR_CACHE_DIR=" + kWork +
       "/cache/inductor TRITON_CACHE_DIR=" + kWork + "/cache/triton " + MYRIAD_BINARY + " run " +
@@ -122,7 +124,6 @@ TEST(Torchtitan, DebugModelTrainsOnTwoRanksWithCompileAndCudaGraphsAndFolds) {
       if (u.step != f.step) continue;
       EXPECT_EQ(f.tps, u.tps) << "step " << f.step;
       EXPECT_EQ(f.tflops, u.tflops) << "step " << f.step;
-      EXPECT_EQ(f.memory_gib, u.memory_gib) << "step " << f.step;
     }
   }
 }
