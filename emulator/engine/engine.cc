@@ -191,8 +191,9 @@ Status Simulation::Run() {
     using StallKey = std::tuple<SimTime, SimTime, std::uint64_t, std::uint64_t>;
     StallKey stall_key{-1, -1, 0, 0};
     auto stalled_since = std::chrono::steady_clock::now();
-    auto busy_asked = stalled_since;  // when host_busy was last asked
-    std::uint64_t rank_turns = 0;     // the ranks' turns to run, for the stall key
+    auto busy_asked = stalled_since - kOutsidePatience;  // when host_busy was last asked
+    bool hosts_idle = false;                             // and what it answered
+    std::uint64_t rank_turns = 0;  // the ranks' turns to run, for the stall key
     for (;;) {
       if (failed_) break;
       // The clock is read every 256 turns of the loop only: a turn can take 50 ns.
@@ -296,24 +297,29 @@ Status Simulation::Run() {
       const auto stalled = real_now - stalled_since;
       std::unique_lock<std::mutex> lock(inbox_mu_);
       const auto has_news = [this] { return !inbox_.empty(); };
+      // Whether the engine has not moved for `stall` while no process of the run is busy on
+      // its CPU (asked every kOutsidePatience: an Inductor compile worker may yet end a wait,
+      // and whether a compile ends first must not depend on how fast the machine compiles),
+      // or for kOutsideBusyPatience whatever the processes do.
+      const auto idle_for = [&](std::chrono::milliseconds stall) {
+        if (stalled < stall) return false;
+        if (stalled >= kOutsideBusyPatience) return true;
+        if (real_now - busy_asked >= kOutsidePatience) {
+          busy_asked = real_now;
+          hosts_idle = !options_.host_busy || !options_.host_busy();
+        }
+        return hosts_idle;
+      };
       if (next_timer == kNever) {
         inbox_cv_.wait(lock, has_news);
       } else if (outside_may_end_it) {
-        bool reached = !inbox_cv_.wait_for(lock, kOutsidePatience, has_news);
-        // Stalled but not silent: reached unless a process of the run is busy on its CPU (an
-        // Inductor compile worker may yet end the wait), asked every kOutsidePatience, for as
-        // long as a compile may take on a loaded machine (kOutsideBusyPatience).
-        if (!reached && stalled >= kOutsideStall && real_now - busy_asked >= kOutsidePatience) {
-          busy_asked = real_now;
-          lock.unlock();
-          reached = stalled >= kOutsideBusyPatience || !options_.host_busy || !options_.host_busy();
-        }
+        const bool reached =
+            !inbox_cv_.wait_for(lock, kOutsidePatience, has_news) || idle_for(kOutsideStall);
         if (reached) {
-          if (lock.owns_lock()) lock.unlock();
+          lock.unlock();
           workload_.FireTimers(next_timer);
         }
-      } else if (!inbox_cv_.wait_for(lock, kSleeperPatience, has_news) ||
-                 stalled >= kSleeperStall) {
+      } else if (!inbox_cv_.wait_for(lock, kSleeperPatience, has_news) || idle_for(kSleeperStall)) {
         // A timer is due only once the threads that hold time back move on, but they may be
         // spinning on the host for it (an MPI progress loop): after a moment of silence a
         // sleep ends at its own deadline anyway. GPU work keeps its virtual-time order
@@ -327,7 +333,7 @@ Status Simulation::Run() {
                       kSleeperPatience.count());
           workload_.FireTimers(next_sleep);
         } else if (!inbox_cv_.wait_for(lock, kTimedWaitPatience, has_news) ||
-                   stalled >= kSleeperStall + kTimedWaitPatience) {
+                   idle_for(kSleeperStall + kTimedWaitPatience)) {
           lock.unlock();
           Log().warn(
               "a timed wait ends at its deadline after {} ms of silence while a host thread "
