@@ -392,8 +392,10 @@ Status Simulation::JoinCommunicator(Rank& r, const Op& op) {
   if (split) {
     pending.colors.resize(static_cast<size_t>(size), -1);
     pending.keys.resize(static_cast<size_t>(size), 0);
+    pending.groups.resize(static_cast<size_t>(size), 0);
     pending.colors[static_cast<size_t>(op.peer)] = op.root;
     pending.keys[static_cast<size_t>(op.peer)] = op.event;
+    pending.groups[static_cast<size_t>(op.peer)] = op.event2;
   }
   if (++pending.joined == size) {
     // Like ncclCommInitRank, a barrier: every member leaves when the last one has joined.
@@ -438,10 +440,12 @@ Status Simulation::ApplySelection(const PendingComm& pending, Communicator& comm
 
 Status Simulation::SplitCommunicator(const std::string& name, const PendingComm& pending) {
   // Members of each color, ordered by (key, parent rank), form "<name>/color<c>". Under rank
-  // folding a mirror carries its source's color and key: a color with one member in the live
-  // replica is a group across the replicas (a data-parallel one: one child of them all);
-  // one with several lies inside each replica, whose mirrors get a child of their own,
-  // "<name>/color<c>/replica<k>" (docs/run.md, "Folding").
+  // folding a mirror carries its source's color and key. Where the child's members are known
+  // (PyTorch names them), the mirror says which group's copy it joins: "<name>/color<c>" or
+  // "<name>/color<c>/replica<k>", k being the group's first replica. Otherwise a color with
+  // one member in the live replica is a group across the replicas (a data-parallel one: one
+  // child of them all); one with several lies inside each replica, whose mirrors get a child
+  // of their own (docs/run.md, "Folding").
   std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> colors;  // (color, replica)
   std::map<int, int> live_members;                                         // per color
   for (size_t i = 0; i < pending.members.size(); ++i) {
@@ -453,7 +457,8 @@ Status Simulation::SplitCommunicator(const std::string& name, const PendingComm&
     if (pending.colors[i] < 0) continue;
     const int replica = ranks_[static_cast<size_t>(pending.members[i])]->source->replica();
     const bool across = live_members[pending.colors[i]] <= 1;
-    colors[{pending.colors[i], across ? 0 : replica}].emplace_back(pending.keys[i], i);
+    const int group = pending.groups[i] > 0 ? pending.groups[i] - 1 : across ? 0 : replica;
+    colors[{pending.colors[i], group}].emplace_back(pending.keys[i], i);
   }
   for (auto& [group, members] : colors) {
     const auto [color, replica] = group;

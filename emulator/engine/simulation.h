@@ -163,6 +163,9 @@ struct CollInstance {
 struct PendingComm {
   std::vector<int> members;       // communicator rank -> global rank (-1: not joined yet)
   std::vector<int> colors, keys;  // ncclCommSplit: each member's color and key
+  // ncclCommSplit under rank folding: the group each member's child is a copy of (its first
+  // replica + 1, from the child's members; 0: placed by its color alone).
+  std::vector<int> groups;
   int joined = 0;
   SimTime latest = 0;  // the latest member's host time
   // The members' NCCL_ALGO and NCCL_PROTO ("ALGO\nPROTO", each empty when unset): NCCL reads

@@ -243,10 +243,18 @@ Result<std::vector<CollectiveData::Answer>> CollectiveData::AddCollective(const 
     return Status::InvalidArgument(fmt::format("{}: rank {} joined twice", call, h.rank));
   mine = {true, bytes, std::move(from), h.tag, h.thread, h.time_ps};
   ++c.arrived;
+  const std::vector<int>* members = nullptr;
+  if (members_ != nullptr) {
+    const auto it = members_->find(comm);
+    if (it != members_->end()) members = &it->second;
+  }
   for (int replica = 1; fold_.folded() && replica < fold_.replicas; ++replica) {
-    auto mirror = InferMirrorMembership(fold_, comm, h.nranks, h.rank, replica);
+    auto mirror = InferMirrorMembership(fold_, comm, h.nranks, h.rank, replica, members);
     if (!mirror.ok()) return Status::InvalidArgument(call + ": " + mirror.status().message());
-    if (mirror->own_copy) break;  // a communicator inside the live replica: all members live
+    // A communicator inside the live replica (all its members live: each replica has a copy),
+    // or a mirror of another group's copy: not this communicator's member.
+    if (mirror->inside_replica) break;
+    if (mirror->own_copy) continue;
     Contribution& theirs = c.ranks[static_cast<std::size_t>(mirror->rank)];
     if (theirs.present)
       return Status::InvalidArgument(

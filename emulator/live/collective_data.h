@@ -43,6 +43,8 @@ class CollectiveData {
   // stands for its mirrors' (they replay its calls, so they send the same bytes); answers
   // due to mirrors have no `to`.
   void SetFold(const FoldPlan& plan) { fold_ = plan; }
+  // Communicators' members as PyTorch named them (read under the lock Add is called with).
+  void SetMembers(const std::map<std::string, std::vector<int>>* members) { members_ = members; }
 
   // Bytes of one element of an ncclDataType_t, or 0 for an unknown type.
   static std::size_t ElementSize(std::uint8_t dtype);
@@ -79,6 +81,7 @@ class CollectiveData {
                                               std::string bytes, Peer from);
 
   FoldPlan fold_;
+  const std::map<std::string, std::vector<int>>* members_ = nullptr;
   // Folding: what a live rank last sent as the root of a rooted call, by (communicator,
   // collective, count, type), for the calls whose root is a mirror.
   std::map<std::tuple<std::string, std::uint8_t, std::uint64_t, std::uint8_t>, std::string>

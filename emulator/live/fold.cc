@@ -65,59 +65,203 @@ Result<FoldPlan> PlanFold(const std::string& mesh, const std::vector<std::string
   plan.mesh.clear();
   for (const auto& [name, size] : axes)
     plan.mesh += fmt::format("{}{}={}", plan.mesh.empty() ? "" : ",", name, size);
+  if (fold.empty()) return plan;
+  std::set<std::string> folded;
   for (const std::string& axis : fold) {
-    if (axis != "dp")
-      return Status::Unsupported(
-          fmt::format("--fold {}: only the data-parallel axis (dp) can be folded for now", axis));
-    if (axes.back().first != "dp") {
-      bool present = false;
-      for (const auto& [name, size] : axes) present |= name == "dp";
+    if (axis == "pp" || axis == "ep")
+      return Status::Unsupported(fmt::format(
+          "--fold {}: {} ranks run different work (a pipeline stage, an expert's tokens), so "
+          "they cannot mirror each other; fold dp, tp or cp",
+          axis, axis == "pp" ? "pipeline" : "expert-parallel"));
+    if (KnownAxes().count(axis) == 0)
       return Status::InvalidArgument(
-          present ? fmt::format("mesh '{}': the folded axis dp must be the last (slowest) one, "
-                                "so that the live ranks come first",
-                                plan.mesh)
-                  : fmt::format("--fold dp: mesh '{}' has no dp axis", plan.mesh));
-    }
-    plan.replicas = static_cast<int>(axes.back().second);
-    plan.live = world / plan.replicas;
+          fmt::format("--fold {}: unknown axis (dp, tp, cp can be folded)", axis));
+    bool present = false;
+    for (const auto& [name, size] : axes) present |= name == axis;
+    if (!present)
+      return Status::InvalidArgument(
+          fmt::format("--fold {}: mesh '{}' has no {} axis", axis, plan.mesh, axis));
+    folded.insert(axis);
   }
+  // The folded axes must be the slowest, so that the live ranks are the first ones (a
+  // process's ranks and torchrun's nodes are laid out so).
+  std::size_t first_folded = axes.size() - folded.size();
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    if ((i >= first_folded) != (folded.count(axes[i].first) > 0)) {
+      if (folded.size() == 1)
+        return Status::InvalidArgument(fmt::format(
+            "mesh '{}': the folded axis {} must be the last (slowest) one, so that the live "
+            "ranks come first",
+            plan.mesh, *folded.begin()));
+      return Status::InvalidArgument(fmt::format(
+          "mesh '{}': the folded axes must be the slowest ones, so that the live ranks come "
+          "first (an axis that stays live, {}, lies among them; folding axes faster than a "
+          "live one is not supported yet)",
+          plan.mesh, axes[i >= first_folded ? i : first_folded].first));
+    }
+  int stride = 1;
+  for (std::size_t i = first_folded; i < axes.size(); ++i) {
+    const int size = static_cast<int>(axes[i].second);
+    plan.folded_axes.push_back({axes[i].first, size, stride});
+    stride *= size;
+  }
+  plan.replicas = stride;
+  plan.live = world / plan.replicas;
   return plan;
 }
 
-Result<MirrorMembership> InferMirrorMembership(const FoldPlan& plan, const std::string& comm,
-                                               int nranks, int rank, int replica) {
-  MirrorMembership m;
-  const bool world = nranks == plan.world;
-  const bool across = nranks == plan.replicas;
-  const bool inside = nranks <= plan.live;
-  if (across && inside && !world)
-    return Status::InvalidArgument(fmt::format(
-        "communicator '{}' of {} ranks: under the fold (mesh {}) it could be a data-parallel "
-        "group or one inside a replica, and Myriad cannot tell which (give a mesh where the "
-        "replicas are not as many as a replica's ranks)",
-        comm, nranks, plan.mesh));
-  if (world) {
-    m.rank = rank + replica * plan.live;
-    return m;
-  }
-  if (across) {
-    if (rank != 0)
+std::string FoldPlan::folded_names() const {
+  std::string names;
+  for (const Axis& axis : folded_axes) names += (names.empty() ? "" : ",") + axis.name;
+  return names;
+}
+
+namespace {
+
+// Which of the plan's folded axes a group spans (bit i: folded_axes[i]), and how many live
+// ranks it has: it holds live x the product of the spanned axes' sizes ranks.
+struct Span {
+  unsigned axes = 0;
+  int live = 1;
+};
+
+int Coordinate(const FoldPlan& plan, int replica, std::size_t axis) {
+  const FoldPlan::Axis& a = plan.folded_axes[axis];
+  return replica / a.stride % a.size;
+}
+
+// The replica whose coordinates are `replica`'s on the axes the span leaves out and 0 on the
+// ones it spans: its group's first replica.
+int FirstReplicaOfGroup(const FoldPlan& plan, const Span& span, int replica) {
+  int first = replica;
+  for (std::size_t a = 0; a < plan.folded_axes.size(); ++a)
+    if (span.axes & (1u << a)) first -= Coordinate(plan, replica, a) * plan.folded_axes[a].stride;
+  return first;
+}
+
+std::string AxisNames(const FoldPlan& plan, unsigned axes) {
+  if (axes == 0) return "none of the folded axes";
+  std::string names;
+  for (std::size_t a = 0; a < plan.folded_axes.size(); ++a)
+    if (axes & (1u << a)) names += (names.empty() ? "" : " x ") + plan.folded_axes[a].name;
+  return names;
+}
+
+// The span of a group given by its members: the folded axes on which they differ.
+Result<Span> SpanOfMembers(const FoldPlan& plan, const std::string& comm,
+                           const std::vector<int>& members) {
+  Span span;
+  std::set<int> live_members, all;
+  for (int member : members) {
+    if (member < 0 || member >= plan.world || !all.insert(member).second)
       return Status::InvalidArgument(fmt::format(
-          "communicator '{}' of {} ranks (one per replica under mesh {}): its live member is "
-          "its rank {}, but a data-parallel group's live member must be rank 0",
-          comm, nranks, plan.mesh, rank));
-    m.rank = replica;
-    return m;
+          "communicator '{}': its member list (from PyTorch) holds rank {} out of the world's "
+          "{} or twice",
+          comm, member, plan.world));
+    live_members.insert(plan.source_of(member));
+    for (std::size_t a = 0; a < plan.folded_axes.size(); ++a)
+      if (Coordinate(plan, plan.replica_of(member), a) != 0) span.axes |= 1u << a;
   }
-  if (inside) {
-    m.own_copy = true;
-    m.rank = rank;
-    return m;
+  span.live = static_cast<int>(live_members.size());
+  long spanned = 1;
+  for (std::size_t a = 0; a < plan.folded_axes.size(); ++a)
+    if (span.axes & (1u << a)) spanned *= plan.folded_axes[a].size;
+  if (static_cast<long>(members.size()) != spanned * span.live)
+    return Status::InvalidArgument(fmt::format(
+        "communicator '{}' of {} ranks: under the fold (mesh {}) its members are not whole "
+        "groups along the folded axes ({} live ranks x {}), so its mirrors' groups cannot be "
+        "inferred",
+        comm, members.size(), plan.mesh, span.live, AxisNames(plan, span.axes)));
+  return span;
+}
+
+// The span of a group known only by its size and the source's rank in it: the whole world,
+// a group inside a replica, or one live rank (or all of them) times some folded axes.
+Result<Span> SpanOfSize(const FoldPlan& plan, const std::string& comm, int nranks, int rank) {
+  std::vector<Span> fits;
+  bool rank_too_high = false;
+  const unsigned all = (1u << plan.folded_axes.size()) - 1;
+  for (unsigned axes = 0; axes <= all; ++axes) {
+    long spanned = 1;
+    for (std::size_t a = 0; a < plan.folded_axes.size(); ++a)
+      if (axes & (1u << a)) spanned *= plan.folded_axes[a].size;
+    if (nranks % spanned != 0) continue;
+    const long live = nranks / spanned;
+    if (axes == 0 ? live > plan.live : (live != 1 && live != plan.live)) continue;
+    if (rank >= live) {
+      rank_too_high = true;
+      continue;
+    }
+    fits.push_back({axes, static_cast<int>(live)});
   }
+  if (fits.size() == 1) return fits.front();
+  if (fits.size() > 1) {
+    std::string layouts;
+    for (const Span& fit : fits)
+      layouts += fmt::format("{}{} live rank(s) x {}", layouts.empty() ? "" : "; ", fit.live,
+                             AxisNames(plan, fit.axes));
+    return Status::InvalidArgument(fmt::format(
+        "communicator '{}' of {} ranks: under the fold (mesh {}) it could be {}, and Myriad "
+        "cannot tell which (a data-parallel group or one inside a replica: give a mesh where "
+        "those sizes differ, or create it through PyTorch, whose hook names its members)",
+        comm, nranks, plan.mesh, layouts));
+  }
+  if (rank_too_high)
+    return Status::InvalidArgument(fmt::format(
+        "communicator '{}' of {} ranks (mesh {}): its live member is its rank {}, but a group "
+        "across the folded axes must have its live members first (a data-parallel group's "
+        "live member must be rank 0)",
+        comm, nranks, plan.mesh, rank));
   return Status::InvalidArgument(fmt::format(
       "communicator '{}' of {} ranks: under the fold (mesh {}: {} live ranks, {} replicas) "
       "Myriad cannot infer its other members (give a mesh that matches the program's groups)",
       comm, nranks, plan.mesh, plan.live, plan.replicas));
+}
+
+}  // namespace
+
+Result<MirrorMembership> InferMirrorMembership(const FoldPlan& plan, const std::string& comm,
+                                               int nranks, int rank, int replica,
+                                               const std::vector<int>* members) {
+  if (members != nullptr && static_cast<int>(members->size()) != nranks)
+    return Status::InvalidArgument(fmt::format(
+        "communicator '{}': {} ranks joined it, but its member list (from PyTorch) has {}", comm,
+        nranks, members->size()));
+  auto span = members != nullptr ? SpanOfMembers(plan, comm, *members)
+                                 : SpanOfSize(plan, comm, nranks, rank);
+  if (!span.ok()) return span.status();
+  MirrorMembership m;
+  m.copy = FirstReplicaOfGroup(plan, *span, replica);
+  m.own_copy = m.copy != 0;
+  m.inside_replica = span->axes == 0;
+  if (members != nullptr) {
+    // The member with the mirror's coordinates on the spanned axes and the group's first
+    // replica's on the others: the mirror's place in its own group's copy.
+    const int source = (*members)[static_cast<std::size_t>(rank)];
+    if (source >= plan.live)
+      return Status::InvalidArgument(fmt::format(
+          "communicator '{}': rank {} joined it as its rank {}, which its member list (from "
+          "PyTorch) gives as rank {}",
+          comm, plan.source_of(source), rank, source));
+    const int counterpart = source + (replica - m.copy) * plan.live;
+    const auto it = std::find(members->begin(), members->end(), counterpart);
+    if (it == members->end())
+      return Status::InvalidArgument(fmt::format(
+          "communicator '{}': under the fold (mesh {}) its member list (from PyTorch) lacks rank "
+          "{}, which a mirror of rank {} takes the place of",
+          comm, plan.mesh, counterpart, source));
+    m.rank = static_cast<int>(it - members->begin());
+    return m;
+  }
+  // Ordered by global rank: the spanned coordinates (slowest first), then the live members.
+  int index = 0, radix = 1;
+  for (std::size_t a = 0; a < plan.folded_axes.size(); ++a)
+    if (span->axes & (1u << a)) {
+      index += Coordinate(plan, replica, a) * radix;
+      radix *= plan.folded_axes[a].size;
+    }
+  m.rank = index * span->live + rank;
+  return m;
 }
 
 }  // namespace myriad::emulator

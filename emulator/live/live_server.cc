@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -124,7 +125,25 @@ struct LiveState {
   std::set<Timer> timers;
   std::uint64_t bytes_read_back = 0;  // device-to-host copies: the program reads zeros
   std::map<std::string, std::uint64_t> cuda_errors;  // what CUDA calls returned, by name
+  // Rank folding: communicators' members as PyTorch named them (a split's child under its
+  // name "<parent>/split<k>/color<c>"), from the live ranks' joins.
+  std::map<std::string, std::vector<int>> comm_members;
 };
+
+// "0,8,16" as ranks; empty when malformed.
+std::vector<int> ParseMembers(const std::string& text) {
+  std::vector<int> members;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    int value = 0;
+    const auto [ptr, ec] = std::from_chars(text.data() + start, text.data() + end, value);
+    if (ec != std::errc() || ptr != text.data() + end) return {};
+    members.push_back(value);
+    start = end + 1;
+  }
+  return members;
+}
 
 // The ops of one GPU: one logical rank, fed by the process that uses it.
 class LiveSource : public OpSource {
@@ -196,6 +215,9 @@ class LiveSource : public OpSource {
   }
   void PushLocked(const wire::OpsHeader& header, const wire::WireOp* ops,
                   const std::shared_ptr<Connection>& from);
+  // A live rank's join names its communicator's members (rank folding): kept for the data of
+  // small collectives, whose mirrors' places follow from them.
+  void RecordMembersLocked(const wire::WireOp& op, Connection& from);
   int owner_locked() const { return owner_; }
   const std::vector<int>& candidates() const { return candidates_; }
   // A process started by one that sees this GPU sees it too (the state's lock held).
@@ -319,43 +341,85 @@ class MirrorSource : public OpSource {
   int replica() const override { return plan_.replica_of(rank_); }
 
  private:
-  // The name of its replica's copy of communicator `name` (the engine names a split's
-  // per-replica children so too: SplitCommunicator).
-  std::string CopyName(const std::string& name) const {
-    return fmt::format("{}/replica{}", name, plan_.replica_of(rank_));
+  // The name of its group's copy of communicator `name`, `copy` being the group's first
+  // replica (the engine names a split's children so too: SplitCommunicator).
+  static std::string CopyName(const std::string& name, int copy) {
+    return fmt::format("{}/replica{}", name, copy);
   }
-  // The communicator the mirror uses for its source's `comm`: its replica's copy (one it made,
+  // The communicator the mirror uses for its source's `comm`: its group's copy (one it made,
   // or a split's child the engine made for its replica), or the same one.
   NameId Translated(NameId comm) {
     auto it = copies_.find(comm);
     if (it != copies_.end()) return it->second;
-    const NameId copy = names_.Find(CopyName(names_.Name(comm)));
+    const NameId copy = names_.Find(CopyName(names_.Name(comm), plan_.replica_of(rank_)));
     // A split's children exist once the split is done, before any op can use them.
     const NameId used = copy != 0 ? copy : comm;
     copies_.emplace(comm, used);
     return used;
   }
+  Status Refused(const Status& why) const {
+    return Status::InvalidArgument(fmt::format("rank {} (a mirror of rank {}): {}", rank_,
+                                               plan_.source_of(rank_), why.message()));
+  }
   Status Join(Op& op) {
     const std::string name = names_.Name(op.comm);
-    // A split of the world (the engine gives the mirror its group: SplitCommunicator) joins
-    // as the parent would; a split of a replica's own communicator is not supported yet.
+    std::vector<int> members;
+    if (op.members != 0) {
+      members = ParseMembers(names_.Name(op.members));
+      if (members.empty())
+        return Refused(Status::InvalidArgument(
+            fmt::format("communicator '{}': its member list '{}' is not ranks separated by commas",
+                        name, names_.Name(op.members))));
+    }
+    const int replica = plan_.replica_of(rank_);
     if (const auto split = name.rfind("/split"); split != std::string::npos) {
+      // A split of the world or of a group across the replicas (the engine gives the mirror
+      // its group: SplitCommunicator) joins as the parent would; a split of a replica's own
+      // communicator is not supported yet.
       const NameId parent = names_.Find(name.substr(0, split));
       if (parent == 0 || Translated(parent) != parent)
         return Status::Unsupported(fmt::format(
             "rank {} (a mirror of rank {}): under rank folding, ncclCommSplit of a communicator "
             "inside a replica is not supported yet (communicator '{}')",
             rank_, plan_.source_of(rank_), name));
+      auto in_parent =
+          InferMirrorMembership(plan_, name, static_cast<int>(op.count), op.peer, replica);
+      if (!in_parent.ok()) return Refused(in_parent.status());
+      op.peer = in_parent->rank;
+      if (op.root < 0) return Status::Ok();  // NCCL_SPLIT_NOCOLOR: no child
+      const std::string child = name + "/color" + std::to_string(op.root);
+      if (members.empty()) {
+        // Without the child's members the engine places the mirror by its source's color: a
+        // color with one live member spans the replicas, one with several lies inside each.
+        // Only the data-parallel axis folds so.
+        if (plan_.folded_names() != "dp")
+          return Status::Unsupported(fmt::format(
+              "rank {} (a mirror of rank {}): ncclCommSplit of '{}' under --fold {}: Myriad "
+              "needs the child's members to place the mirrors, and only PyTorch's hook gives "
+              "them (split_group, DeviceMesh); fold dp alone here",
+              rank_, plan_.source_of(rank_), name, plan_.folded_names()));
+        return Status::Ok();
+      }
+      const auto source = std::find(members.begin(), members.end(), plan_.source_of(rank_));
+      if (source == members.end())
+        return Refused(Status::InvalidArgument(fmt::format(
+            "communicator '{}': its member list (from PyTorch) lacks rank {}, which joined it",
+            child, plan_.source_of(rank_))));
+      auto in_child =
+          InferMirrorMembership(plan_, child, static_cast<int>(members.size()),
+                                static_cast<int>(source - members.begin()), replica, &members);
+      if (!in_child.ok()) return Refused(in_child.status());
+      op.event2 = in_child->copy + 1;  // the engine groups the child's members by (color, copy)
+      copies_[names_.Intern(child)] =
+          names_.Intern(in_child->own_copy ? CopyName(child, in_child->copy) : child);
+      return Status::Ok();
     }
     auto membership = InferMirrorMembership(plan_, name, static_cast<int>(op.count), op.peer,
-                                            plan_.replica_of(rank_));
-    if (!membership.ok())
-      return Status::InvalidArgument(fmt::format("rank {} (a mirror of rank {}): {}", rank_,
-                                                 plan_.source_of(rank_),
-                                                 membership.status().message()));
+                                            replica, members.empty() ? nullptr : &members);
+    if (!membership.ok()) return Refused(membership.status());
     op.peer = membership->rank;
     if (membership->own_copy) {
-      const NameId copy = names_.Intern(CopyName(name));
+      const NameId copy = names_.Intern(CopyName(name, membership->copy));
       copies_[op.comm] = copy;
       op.comm = copy;
     }
@@ -476,6 +540,7 @@ class Server : public LiveWorkload {
  public:
   explicit Server(const LiveOptions& options) : options_(options), acceptor_(io_) {
     data_.SetFold(options.fold);
+    data_.SetMembers(&state_.comm_members);
     int world = 0;
     for (const ProcessPlacement& p : options.placement)
       world = std::max(world, p.first_gpu + p.visible);
@@ -1150,8 +1215,20 @@ void LiveSource::PushLocked(const wire::OpsHeader& header, const wire::WireOp* o
   for (std::uint32_t i = 0; i < header.count; ++i) {
     if (ops[i].kind == kMemcpyKind && ops[i].copy_kind == kDeviceToHost)
       state_.bytes_read_back += ops[i].bytes * cursors_.size();  // its mirrors read as much
+    if (ops[i].kind == static_cast<std::uint8_t>(wire::WireKind::kCommInit) && ops[i].event2 != 0 &&
+        from)
+      RecordMembersLocked(ops[i], *from);
     queue_.push_back({ops[i], header.thread, header.thread_time_ps, from, false, Op(), 0});
   }
+}
+
+void LiveSource::RecordMembersLocked(const wire::WireOp& op, Connection& from) {
+  auto comm = from.Name(op.comm);
+  auto members = from.Name(static_cast<std::uint32_t>(op.event2));
+  if (!comm.ok() || !members.ok()) return;  // Convert reports the undefined name
+  std::string name = *comm;
+  if (name.find("/split") != std::string::npos) name += "/color" + std::to_string(op.root);
+  state_.comm_members[name] = ParseMembers(*members);
 }
 
 Result<bool> LiveSource::NextFor(std::size_t c, Op& op) {
@@ -1195,6 +1272,11 @@ Status LiveSource::Convert(Queued& q) {
   switch (static_cast<wire::WireKind>(w.kind)) {
     case wire::WireKind::kCommInit:
       op.kind = OpKind::kCommInit;
+      if (w.event2 != 0) {
+        auto members = intern(static_cast<std::uint32_t>(w.event2));
+        if (!members.ok()) return members.status();
+        op.members = *members;
+      }
       break;
     case wire::WireKind::kEventElapsed:
       op.kind = OpKind::kEventElapsed;
@@ -1236,7 +1318,7 @@ Status LiveSource::Convert(Queued& q) {
   op.copy_kind = static_cast<MemcpyKind>(w.copy_kind);
   op.async = (w.flags & wire::kAsync) != 0;
   op.event = w.event;
-  op.event2 = w.event2;
+  op.event2 = op.kind == OpKind::kCommInit ? 0 : w.event2;  // a join's is its members
   op.non_blocking = (w.flags & wire::kNonBlocking) != 0;
   op.priority = w.priority;
   op.coll = static_cast<netmodel::CollectiveOp>(w.coll);

@@ -269,9 +269,11 @@ class Resolver {
     std::vector<Field<std::string>> fold;
     MYRIAD_RETURN_IF_ERROR(r.StringList("fold", &fold));
     for (const Field<std::string>& axis : fold) {
-      if (axis.value != "dp")
+      if (axis.value != "dp" && axis.value != "tp" && axis.value != "cp")
         return axis.Error(fmt::format(
-            "only the data-parallel axis (dp) can be folded for now, got '{}'", axis.value));
+            "only the data-, tensor- and context-parallel axes (dp, tp, cp) can be folded, got "
+            "'{}'",
+            axis.value));
       launch.fold.push_back(axis.value);
     }
     Field<std::string> mesh;

@@ -18,6 +18,7 @@
 //                       kGroupStart (15), that device's operations, kGroupEnd (16).
 //   ncclCommSplit       see SplitExchange below (needs engine support).
 //   ncclCommDestroy/Abort  kCommDestroy (103).
+#include <dlfcn.h>
 #include <nccl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -438,6 +439,23 @@ std::uint32_t SelectionName(const ClientTable* client) {
   return client->intern(selection.c_str());
 }
 
+// The members of the communicator torch names `comm_name` (config.commName), as its hook
+// described them to the preload library (preload/communicators.cc): their global ranks in
+// order, as the name a join carries (0: not described, or no preload). Rank folding infers the
+// mirrors' groups from them (docs/run.md, "Folding").
+std::uint32_t MembersName(const ClientTable* client, const std::string& comm_name) {
+  using MembersFn = long (*)(const char*, char*, unsigned long);
+  static const auto members =
+      reinterpret_cast<MembersFn>(dlsym(RTLD_DEFAULT, "myriad_communicator_members"));
+  if (members == nullptr || comm_name.empty()) return 0;
+  const long length = members(comm_name.c_str(), nullptr, 0);
+  if (length < 0) return 0;
+  std::string text(static_cast<size_t>(length) + 1, '\0');
+  if (members(comm_name.c_str(), text.data(), text.size()) != length) return 0;
+  text.resize(static_cast<size_t>(length));
+  return client->intern(text.c_str());
+}
+
 // Everything checked before anything is sent, so a failed call leaves no half-joined state.
 ncclResult_t CheckInitArgs(ncclComm_t* out, int nranks, int rank, const char* fn) {
   if (out == nullptr) return Fail(ncclInvalidArgument, "%s : newcomm argument is NULL", fn);
@@ -467,6 +485,7 @@ ncclResult_t InitRankOn(ncclComm_t* out, int nranks, const ncclUniqueId& id, int
   op.kind = kKindCommInit;
   op.comm = client->intern(comm->name.c_str());
   op.name = SelectionName(client);
+  op.event2 = static_cast<std::int32_t>(MembersName(client, comm->comm_name));
   op.peer = rank;
   op.count = static_cast<std::uint64_t>(nranks);
   ncclResult_t result = ncclSuccess;
@@ -525,7 +544,7 @@ struct SplitAnswer {
 };
 
 ncclResult_t SplitExchange(const ClientTable* client, const ncclComm* parent, int k, int color,
-                           int key, SplitAnswer* answer) {
+                           int key, const std::string& child_name, SplitAnswer* answer) {
   const std::string name = parent->name + "/split" + std::to_string(k);
   WireOp op;
   op.kind = kKindCommInit;
@@ -536,6 +555,7 @@ ncclResult_t SplitExchange(const ClientTable* client, const ncclComm* parent, in
   op.count = static_cast<std::uint64_t>(parent->nranks);
   op.root = color;
   op.event = key;
+  op.event2 = static_cast<std::int32_t>(MembersName(client, child_name));
   myriad::wire::Reply reply;
   if (int rc = client->call(&op, parent->device, &reply); rc != 0)
     return SendFailed("ncclCommSplit", rc);
@@ -574,7 +594,11 @@ ncclResult_t CommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
   }
   const int k = comm->splits++;
   SplitAnswer answer;
-  if (ncclResult_t r = SplitExchange(client, comm, k, color, key, &answer); r != ncclSuccess) {
+  // The child's own name (torch's group name) describes its members; a child that inherits
+  // its parent's configuration has none of its own.
+  const std::string child_name = config != nullptr ? child->comm_name : std::string();
+  if (ncclResult_t r = SplitExchange(client, comm, k, color, key, child_name, &answer);
+      r != ncclSuccess) {
     delete child;
     return r;
   }

@@ -139,9 +139,43 @@ def _count_live_members_in_store_barriers(c10d):
     c10d._store_based_barrier = store_based_barrier
 
 
+def _describe_communicators(c10d):
+    """Rank folding: a group's size alone can fit two layouts (a tensor-parallel group of 8, a
+    data-parallel one of 8), its members cannot. Every process group torch names is described
+    to Myriad's preload library by that name, which torch also gives the group's NCCL
+    communicator (config.commName): its global ranks in order. The NCCL shim sends them with
+    the communicator's join, and the mirrors' groups follow from them (docs/run.md,
+    "Folding")."""
+    original = getattr(c10d, "_process_group_name", None)
+    if _live_ranks() <= 0 or original is None:
+        return
+    try:
+        import ctypes
+
+        describe = ctypes.CDLL(None).myriad_describe_communicator
+    except (OSError, AttributeError):  # not under Myriad's preload
+        return
+    describe.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+    describe.restype = None
+
+    @functools.wraps(original)
+    def process_group_name(ranks, *args, **kwargs):
+        name = original(ranks, *args, **kwargs)
+        try:
+            members = ",".join(str(int(rank)) for rank in ranks or ())
+        except (TypeError, ValueError):
+            return name
+        if members:  # the world's group names no ranks: its size says it all
+            describe(str(name).encode(), members.encode())
+        return name
+
+    c10d._process_group_name = process_group_name
+
+
 def _patch_c10d(c10d):
     _wrap_object_collectives(c10d)
     _count_live_members_in_store_barriers(c10d)
+    _describe_communicators(c10d)
 
 
 def _size_rendezvous_for_live_ranks(rendezvous):

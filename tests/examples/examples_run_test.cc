@@ -284,7 +284,8 @@ TEST(ExamplesRunTest, SeededKernelsTakeTheSameTimeOnEveryRankAndFoldExactly) {
 
 // --check-fold runs the program as two replicas, folded and not, before the real run: a
 // trainer whose rank 0 alone saves checkpoints (a device-to-host copy of its weights) has
-// replicas that differ, which the check names by the first op that differs; without checkpoints the fold is confirmed.
+// replicas that differ, which the check names by the first op that differs; without checkpoints the
+// fold is confirmed.
 TEST(ExamplesRunTest, AFoldCheckFindsReplicasThatDoNotDoAlikeWork) {
   const std::string base =
       std::string(MYRIAD_BINARY) + " run tests/examples/data/h100-2-nodes.toml ";
@@ -451,7 +452,7 @@ TEST(ExamplesRunTest, AFoldedRunOfProcessesWithEightGpusEqualsTheUnfoldedOne) {
 }
 
 // What folding cannot take is refused up front with a clear error: a mesh that does not fit
-// the world, a fold axis other than dp.
+// the world, an axis it lacks, a pipeline axis, folded axes faster than a live one.
 TEST(ExamplesRunTest, FoldingErrorsNameWhatCannotBeFolded) {
   const auto [status, out] = myriad::testing::RunCommand(
       std::string(MYRIAD_BINARY) + " run tests/examples/data/h100-2-nodes.toml --fold dp --mesh " +
@@ -462,7 +463,17 @@ TEST(ExamplesRunTest, FoldingErrorsNameWhatCannotBeFolded) {
       std::string(MYRIAD_BINARY) + " run tests/examples/data/h100-2-nodes.toml --fold tp -- " +
       MYRIAD_DDP_TRAIN + " 2>&1");
   EXPECT_EQ(tp_status, 2) << tp_out;
-  EXPECT_THAT(tp_out, HasSubstr("only the data-parallel axis (dp) can be folded for now"));
+  EXPECT_THAT(tp_out, HasSubstr("--fold tp: mesh 'dp=16' has no tp axis"));
+  const auto [pp_status, pp_out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run tests/examples/data/h100-2-nodes.toml --fold pp,dp " +
+      "--mesh pp=2,dp=8 -- " + MYRIAD_DDP_TRAIN + " 2>&1");
+  EXPECT_EQ(pp_status, 2) << pp_out;
+  EXPECT_THAT(pp_out, HasSubstr("cannot mirror each other"));
+  const auto [order_status, order_out] = myriad::testing::RunCommand(
+      std::string(MYRIAD_BINARY) + " run tests/examples/data/h100-2-nodes.toml --fold tp,dp " +
+      "--mesh tp=2,pp=2,dp=4 -- " + MYRIAD_DDP_TRAIN + " 2>&1");
+  EXPECT_EQ(order_status, 2) << order_out;
+  EXPECT_THAT(order_out, HasSubstr("the folded axes must be the slowest ones"));
 }
 
 // A recorded live run (communicators made and destroyed, NCCL collectives, cuBLAS GEMMs)

@@ -212,6 +212,25 @@ TEST(TorchFold, AFoldedDeviceMeshRunEqualsTheUnfoldedOne) {
   EXPECT_EQ(folded, unfolded) << FirstDifference(folded, unfolded);
 }
 
+// Tensor-parallel peers folded too (--fold tp,dp): TP 2 x DP 4 from one live process. Its
+// hook names each process group's members to Myriad, so the mirrors' TP and DP groups follow
+// (a group of 2 here could lie along either axis by size alone). The report is the 8
+// processes' run; only the mirrors' groups are named after the replicas they start at.
+TEST(TorchFold, AFoldedTensorParallelMeshRunEqualsTheUnfoldedOne) {
+  if (Python().empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
+  auto [unfolded, folded] =
+      FoldedAndUnfolded("", "--fold tp,dp --mesh tp=2,dp=4", 1, "examples/pytorch/tp_dp_mesh.py");
+  if (folded.is_null()) return;
+  ASSERT_EQ(folded["collectives"].size(), unfolded["collectives"].size());
+  for (size_t i = 0; i < folded["collectives"].size(); ++i) {
+    const std::string name = folded["collectives"][i]["comm"];
+    EXPECT_THAT(name, ::testing::AnyOf(::testing::Eq(unfolded["collectives"][i]["comm"]),
+                                       ::testing::HasSubstr("/replica")));
+    folded["collectives"][i]["comm"] = unfolded["collectives"][i]["comm"];
+  }
+  EXPECT_EQ(folded, unfolded) << FirstDifference(folded, unfolded);
+}
+
 // Rank folding with torchrun as the command: only the live nodes' agents run, and each starts
 // only its live workers, told the whole world's size. DDP as `torchrun --nproc-per-node 8`
 // folded to one worker predicts what the folded 8-process run does (and so what 8 processes

@@ -48,7 +48,11 @@ TEST(FoldTest, BadMeshesAreRefusedNamingWhy) {
   EXPECT_THAT(error("tp=4,tp=4", {"dp"}, 16), HasSubstr("axis 'tp' appears twice"));
   EXPECT_THAT(error("zz=16", {"dp"}, 16), HasSubstr("unknown axis 'zz'"));
   EXPECT_THAT(error("tp=x,dp=4", {"dp"}, 16), HasSubstr("'tp=x' is not AXIS=SIZE"));
-  EXPECT_THAT(error("tp=4,dp=4", {"tp"}, 16), HasSubstr("only the data-parallel axis"));
+  EXPECT_THAT(error("tp=4,dp=4", {"tp"}, 16), HasSubstr("the folded axis tp must be the last"));
+  EXPECT_THAT(error("tp=4,pp=2,dp=2", {"tp", "dp"}, 16),
+              HasSubstr("an axis that stays live, pp, lies among them"));
+  EXPECT_THAT(error("pp=4,dp=4", {"pp", "dp"}, 16), HasSubstr("cannot mirror each other"));
+  EXPECT_THAT(error("tp=4,dp=4", {"cp"}, 16), HasSubstr("--fold cp: mesh 'tp=4,dp=4' has no cp"));
   // Five axes of two billion ranks each: their product used to overflow.
   EXPECT_EQ(error("tp=2147483647,pp=2147483647,cp=2147483647,ep=2147483647,dp=2147483647", {"dp"},
                   2147483647),
@@ -74,8 +78,13 @@ TEST(FoldTest, MirrorsJoinTheWorldDataParallelGroupsOrTheirReplicasCopy) {
   EXPECT_EQ(across->rank, 3);
   EXPECT_THAT(InferMirrorMembership(*plan8, "dp0", 4, 1, 1).status().message(),
               HasSubstr("must be rank 0"));
-  auto ambiguous = InferMirrorMembership(*plan, "g", 4, 1, 1);
-  EXPECT_THAT(ambiguous.status().message(), HasSubstr("could be a data-parallel group"));
+  auto ambiguous = InferMirrorMembership(*plan, "g", 4, 0, 1);
+  EXPECT_THAT(ambiguous.status().message(), HasSubstr("could be 4 live rank(s) x none of the "
+                                                      "folded axes; 1 live rank(s) x dp"));
+  // Its rank 1 cannot be a data-parallel group's live member: a group inside the replica.
+  auto inside4 = InferMirrorMembership(*plan, "g", 4, 1, 1);
+  ASSERT_TRUE(inside4.ok()) << inside4.status().message();
+  EXPECT_TRUE(inside4->inside_replica);
   // Inside a replica: the mirror's replica has a copy of its own.
   auto inside = InferMirrorMembership(*plan8, "tp", 2, 1, 1);
   ASSERT_TRUE(inside.ok());
@@ -83,6 +92,58 @@ TEST(FoldTest, MirrorsJoinTheWorldDataParallelGroupsOrTheirReplicasCopy) {
   EXPECT_EQ(inside->rank, 1);
   EXPECT_THAT(InferMirrorMembership(*plan8, "odd", 6, 0, 1).status().message(),
               HasSubstr("cannot infer its other members"));
+}
+
+// Folding tensor parallelism too: FSDP 4 x TP 2 from one live rank. A group along tp is the
+// live rank's for mirrors at dp 0 and a copy for the others; one along dp likewise; the
+// world holds everyone.
+TEST(FoldTest, TensorParallelPeersMirrorTheirLiveRank) {
+  auto plan = PlanFold("tp=2,dp=4", {"tp", "dp"}, 8);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->live, 1);
+  EXPECT_EQ(plan->replicas, 8);
+  EXPECT_EQ(plan->folded_names(), "tp,dp");
+  // Replica 5 is rank 5: tp 1, dp 2. Its tp group is {4, 5}, a copy first at replica 4.
+  const std::vector<int> tp_group = {0, 1}, dp_group = {0, 2, 4, 6};
+  auto tp = InferMirrorMembership(*plan, "tp", 2, 0, 5, &tp_group);
+  ASSERT_TRUE(tp.ok()) << tp.status().message();
+  EXPECT_TRUE(tp->own_copy);
+  EXPECT_EQ(tp->copy, 4);
+  EXPECT_EQ(tp->rank, 1);
+  auto dp = InferMirrorMembership(*plan, "dp", 4, 0, 5, &dp_group);
+  ASSERT_TRUE(dp.ok()) << dp.status().message();
+  EXPECT_EQ(dp->copy, 1);  // {1, 3, 5, 7}
+  EXPECT_EQ(dp->rank, 2);
+  auto own_tp = InferMirrorMembership(*plan, "tp", 2, 0, 1, &tp_group);
+  ASSERT_TRUE(own_tp.ok());
+  EXPECT_FALSE(own_tp->own_copy);  // rank 1 is in rank 0's tp group
+  EXPECT_EQ(own_tp->rank, 1);
+  auto world = InferMirrorMembership(*plan, "w", 8, 0, 5);
+  ASSERT_TRUE(world.ok());
+  EXPECT_FALSE(world->own_copy);
+  EXPECT_EQ(world->rank, 5);
+  // By size alone a group of 2 can only lie along tp, one of 4 only along dp here.
+  auto tp_by_size = InferMirrorMembership(*plan, "tp", 2, 0, 5);
+  ASSERT_TRUE(tp_by_size.ok());
+  EXPECT_EQ(tp_by_size->copy, 4);
+  EXPECT_EQ(tp_by_size->rank, 1);
+  // TP 2 x DP 2: a group of 2 could be either, unless its members are named.
+  auto square = PlanFold("tp=2,dp=2", {"tp", "dp"}, 4);
+  ASSERT_TRUE(square.ok());
+  EXPECT_THAT(InferMirrorMembership(*square, "g", 2, 0, 3).status().message(),
+              HasSubstr("1 live rank(s) x tp; 1 live rank(s) x dp"));
+  const std::vector<int> dp_pair = {0, 2};
+  auto named = InferMirrorMembership(*square, "g", 2, 0, 3, &dp_pair);
+  ASSERT_TRUE(named.ok()) << named.status().message();
+  EXPECT_EQ(named->copy, 1);  // {1, 3}
+  EXPECT_EQ(named->rank, 1);
+  // A member list that is no whole group along the folded axes, or lacks the mirror's place.
+  const std::vector<int> ragged = {0, 1, 2};
+  EXPECT_THAT(InferMirrorMembership(*plan, "r", 3, 0, 5, &ragged).status().message(),
+              HasSubstr("not whole groups along the folded axes"));
+  const std::vector<int> skewed = {0, 3};
+  EXPECT_THAT(InferMirrorMembership(*plan, "s", 2, 0, 5, &skewed).status().message(),
+              HasSubstr("not whole groups"));
 }
 
 TEST(FoldTest, ALiveRanksDataStandsForItsMirrors) {

@@ -23,35 +23,52 @@ struct ProcessPlacement {
 
 // Rank folding (docs/run.md, "Folding"): of a world of `world` ranks laid out as a mesh, only
 // the ranks at index 0 of the folded axes run as processes; every other rank is a mirror that
-// replays its source rank's op stream on its own GPU. The folded axis (dp) is the mesh's
-// slowest, so the live ranks are 0..live-1 and rank r mirrors rank r % live, as replica
-// r / live.
+// replays its source rank's op stream on its own GPU. The folded axes (dp, and tp or cp with
+// it) are the mesh's slowest, so the live ranks are 0..live-1 and rank r mirrors rank
+// r % live, as replica r / live; a replica's index holds its coordinates on the folded axes.
 struct FoldPlan {
+  struct Axis {
+    std::string name;
+    int size = 1;
+    int stride = 1;  // in replicas: coordinate = replica / stride % size
+  };
   int world = 1;
-  int live = 1;      // ranks per replica: the ones that run
-  int replicas = 1;  // world / live
-  std::string mesh;  // as given, for reports: "dp=16", "tp=8,pp=4,dp=4"
+  int live = 1;                   // ranks per replica: the ones that run
+  int replicas = 1;               // world / live
+  std::string mesh;               // as given, for reports: "dp=16", "tp=8,pp=4,dp=4"
+  std::vector<Axis> folded_axes;  // fastest first
   bool folded() const { return replicas > 1; }
   int source_of(int rank) const { return rank % live; }
   int replica_of(int rank) const { return rank / live; }
+  // "dp", "tp,dp": the folded axes as --fold names them.
+  std::string folded_names() const;
 };
 // The plan for `mesh` ("tp=8,pp=4,dp=4": axes from the fastest-varying to the slowest; empty:
-// every rank a data-parallel replica) over `world` ranks, folding the axes in `fold` (only
-// "dp" for now). Fails naming what is wrong: an unknown or repeated axis, sizes whose product
-// is not the world, a fold axis not in the mesh or not its slowest.
+// every rank a data-parallel replica) over `world` ranks, folding the axes in `fold` (dp, tp,
+// cp). Fails naming what is wrong: an unknown or repeated axis, sizes whose product is not the
+// world, a fold axis not in the mesh, one that cannot be folded, or folded axes that are not
+// the slowest.
 Result<FoldPlan> PlanFold(const std::string& mesh, const std::vector<std::string>& fold, int world);
 
 // How a mirror (replica `replica`) joins a communicator its source joined as rank `rank` of
-// `nranks`, inferred from the plan: the world (its rank moves by `replica` x live), a
-// data-parallel group across the replicas (its rank is its replica), or a group inside one
-// replica (the mirror's replica gets a copy of its own, under another name). Fails naming the
-// communicator when its members cannot be inferred.
+// `nranks`. The communicator spans some of the folded axes: its live members times the
+// replicas that differ only on those axes. A mirror whose other folded coordinates are its
+// source's joins the same communicator (the world: its rank moves by `replica` x live; a
+// data-parallel group: its rank is its replica); any other mirror joins its group's copy,
+// named `name`/replica<copy>, where `copy` is the first replica of its group (a group inside
+// one replica: each replica has a copy of its own). `members`, when PyTorch's hook gave them
+// (the communicator's global ranks in order), say which axes it spans; without them they are
+// inferred from `nranks`, and a size that fits two layouts is an error naming the
+// communicator, as is one that fits none.
 struct MirrorMembership {
-  bool own_copy = false;  // a communicator of the mirror's replica: named `name`/replica<k>
-  int rank = 0;           // the mirror's communicator rank
+  bool own_copy = false;        // a copy: named `name`/replica<copy>
+  int copy = 0;                 // the first replica of the mirror's group (0: the source's group)
+  int rank = 0;                 // the mirror's communicator rank
+  bool inside_replica = false;  // its members are all live (a copy for every replica)
 };
 Result<MirrorMembership> InferMirrorMembership(const FoldPlan& plan, const std::string& comm,
-                                               int nranks, int rank, int replica);
+                                               int nranks, int rank, int replica,
+                                               const std::vector<int>* members = nullptr);
 
 struct LiveOptions {
   // One entry per process. A logical rank is a GPU that a process uses (sends work for);

@@ -189,6 +189,9 @@ struct Op {
   // Live processes: the second event of kEventElapsed, and whether the process waits for the
   // engine's answer (OpSource::Reply) after this op.
   std::int32_t event2 = 0;
+  // Live processes, comm init: the communicator's members as PyTorch named them ("0,8,16":
+  // global ranks in order; 0 when nobody did), for rank folding (docs/run.md, "Folding").
+  NameId members = 0;
   bool wants_reply = false;
   // Live processes: an event or stream query that repeats one the thread made at the same
   // clock (wire::kRepeatedPoll): a polling loop, whose clock the engine must move on.
