@@ -141,44 +141,49 @@ INSTANTIATE_TEST_SUITE_P(
         Script{"tp_dp_mesh_4_ranks", "dgx-h100.toml", 4, "examples/pytorch/tp_dp_mesh.py"}),
     [](const ::testing::TestParamInfo<Script>& p) { return std::string(p.param.name); });
 
-// A folded run (`live` processes) and an unfolded one (8) of `script` (arguments after the
-// interpreter) on dgx-h100.toml: their reports, the folded one with what folding adds taken
-// out (its ranks' mirror_of, checked, and its note). `env` goes before both commands.
-std::pair<nlohmann::json, nlohmann::json> FoldedAndUnfolded(const std::string& env,
-                                                            const std::string& fold, int live,
-                                                            const std::string& script) {
+// An unfolded run (8 processes) of `script` (arguments after the interpreter) on
+// dgx-h100.toml and folded runs of it, one per (fold options, live processes): their reports,
+// the folded ones with what folding adds taken out (their ranks' mirror_of, checked, and the
+// notes). `env` goes before every command. Empty when a run failed.
+std::pair<nlohmann::json, std::vector<nlohmann::json>> UnfoldedAndFolded(
+    const std::string& env, const std::vector<std::pair<std::string, int>>& folds,
+    const std::string& script) {
   const std::string python = Python();
-  nlohmann::json reports[2];
-  for (int folded = 0; folded < 2; ++folded) {
+  const auto run = [&](const std::string& options, std::size_t index) {
     const std::string report =
-        ::testing::TempDir() + "/torch_fold" + std::to_string(folded) + ".json";
+        ::testing::TempDir() + "/torch_fold" + std::to_string(index) + ".json";
     const auto [status, out] = myriad::testing::RunCommand(
-        env + " " + std::string(MYRIAD_BINARY) + " run scenarios/dgx-h100.toml" +
-        (folded ? " " + fold : " --processes 8") +
+        env + " " + std::string(MYRIAD_BINARY) + " run scenarios/dgx-h100.toml " + options +
         " --iteration-marker 'Train step' --timeout 300 --report " + report + " -- " + python +
         " " + script + " 2>&1");
-    EXPECT_EQ(status, 0) << out;
-    if (status != 0) return {};
-    reports[folded] = nlohmann::json::parse(ReadFile(report));
+    EXPECT_EQ(status, 0) << options << "\n" << out;
+    return status == 0 ? nlohmann::json::parse(ReadFile(report)) : nlohmann::json();
+  };
+  const nlohmann::json unfolded = run("--processes 8", 0);
+  if (unfolded.is_null()) return {};
+  std::vector<nlohmann::json> all_folded;
+  for (const auto& [fold, live] : folds) {
+    nlohmann::json folded = run(fold, all_folded.size() + 1);
+    if (folded.is_null()) return {};
+    EXPECT_EQ(folded["ranks"].size(), 8u);
+    for (auto& rank : folded["ranks"]) {
+      const int source = rank["rank"].get<int>() % live;  // a live rank mirrors nobody
+      EXPECT_EQ(rank.value("mirror_of", source), source) << fold;
+      rank.erase("mirror_of");
+    }
+    // What folding adds: its note and the fold check's (run by default), which must agree.
+    nlohmann::json notes = nlohmann::json::array();
+    for (const auto& note : folded["notes"]) {
+      const std::string text = note.get<std::string>();
+      EXPECT_EQ(text.find("fold check failed"), std::string::npos) << text;
+      if (text.rfind("rank folding", 0) != 0 && text.rfind("fold check", 0) != 0)
+        notes.push_back(note);
+    }
+    folded["notes"] = notes;
+    if (folded["notes"].empty()) folded.erase("notes");
+    all_folded.push_back(std::move(folded));
   }
-  nlohmann::json& folded = reports[1];
-  EXPECT_EQ(folded["ranks"].size(), 8u);
-  for (auto& rank : folded["ranks"]) {
-    const int source = rank["rank"].get<int>() % live;  // a live rank mirrors nobody
-    EXPECT_EQ(rank.value("mirror_of", source), source);
-    rank.erase("mirror_of");
-  }
-  // What folding adds: its note and the fold check's (run by default), which must agree.
-  nlohmann::json notes = nlohmann::json::array();
-  for (const auto& note : folded["notes"]) {
-    const std::string text = note.get<std::string>();
-    EXPECT_EQ(text.find("fold check failed"), std::string::npos) << text;
-    if (text.rfind("rank folding", 0) != 0 && text.rfind("fold check", 0) != 0)
-      notes.push_back(note);
-  }
-  folded["notes"] = notes;
-  if (folded["notes"].empty()) folded.erase("notes");
-  return {reports[0], folded};
+  return {unfolded, all_folded};
 }
 
 // Rank folding (--fold dp): DDP on 8 ranks from one live process predicts what 8 processes
@@ -187,48 +192,35 @@ std::pair<nlohmann::json, nlohmann::json> FoldedAndUnfolded(const std::string& e
 // checks across ranks get the mirrors' data from the live rank's.
 TEST(TorchFold, AFoldedDdpRunEqualsTheUnfoldedOne) {
   if (Python().empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
-  const auto [unfolded, folded] = FoldedAndUnfolded("TORCH_DIST_INIT_BARRIER=1", "--fold dp", 1,
+  const auto [unfolded, folded] = UnfoldedAndFolded("TORCH_DIST_INIT_BARRIER=1", {{"--fold dp", 1}},
                                                     "examples/pytorch/ddp.py --steps 5 --layers 2");
-  if (folded.is_null()) return;
-  EXPECT_EQ(folded, unfolded) << FirstDifference(folded, unfolded);
+  if (folded.empty()) return;
+  EXPECT_EQ(folded[0], unfolded) << FirstDifference(folded[0], unfolded);
 }
 
-// A 2-D DeviceMesh (TP 2 x DP 4) from the two processes of the first data-parallel replica:
-// DeviceMesh splits the world (ncclCommSplit) into TP and DP groups, and the mirrors join
-// their replica's TP group and the DP groups across the replicas. The report is the 8
-// processes' run; only the mirrors' TP groups are named after their replicas.
-TEST(TorchFold, AFoldedDeviceMeshRunEqualsTheUnfoldedOne) {
+// A 2-D DeviceMesh (TP 2 x DP 4), run unfolded, then folded twice. From the two processes of
+// the first data-parallel replica (--fold dp): DeviceMesh splits the world (ncclCommSplit)
+// into TP and DP groups, and the mirrors join their replica's TP group and the DP groups
+// across the replicas. From one process (--fold tp,dp): the tensor-parallel peer is a mirror
+// too. Python's hook names each process group's members to Myriad, so the mirrors' groups
+// follow (by size alone a group of 2 here could lie along either axis, as in TP 2 x DP 2).
+// Each report is the 8 processes' run; only the mirrors' groups are named after the replicas
+// they start at.
+TEST(TorchFold, FoldedDeviceMeshRunsEqualTheUnfoldedOne) {
   if (Python().empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
-  auto [unfolded, folded] =
-      FoldedAndUnfolded("", "--fold dp --mesh tp=2,dp=4", 2, "examples/pytorch/tp_dp_mesh.py");
-  if (folded.is_null()) return;
-  ASSERT_EQ(folded["collectives"].size(), unfolded["collectives"].size());
-  for (size_t i = 0; i < folded["collectives"].size(); ++i) {
-    const std::string name = folded["collectives"][i]["comm"];
-    EXPECT_THAT(name, ::testing::AnyOf(::testing::Eq(unfolded["collectives"][i]["comm"]),
-                                       ::testing::HasSubstr("/replica")));
-    folded["collectives"][i]["comm"] = unfolded["collectives"][i]["comm"];
+  auto [unfolded, all_folded] = UnfoldedAndFolded(
+      "", {{"--fold dp --mesh tp=2,dp=4", 2}, {"--fold tp,dp --mesh tp=2,dp=4", 1}},
+      "examples/pytorch/tp_dp_mesh.py");
+  for (nlohmann::json& folded : all_folded) {
+    ASSERT_EQ(folded["collectives"].size(), unfolded["collectives"].size());
+    for (size_t i = 0; i < folded["collectives"].size(); ++i) {
+      const std::string name = folded["collectives"][i]["comm"];
+      EXPECT_THAT(name, ::testing::AnyOf(::testing::Eq(unfolded["collectives"][i]["comm"]),
+                                         ::testing::HasSubstr("/replica")));
+      folded["collectives"][i]["comm"] = unfolded["collectives"][i]["comm"];
+    }
+    EXPECT_EQ(folded, unfolded) << FirstDifference(folded, unfolded);
   }
-  EXPECT_EQ(folded, unfolded) << FirstDifference(folded, unfolded);
-}
-
-// Tensor-parallel peers folded too (--fold tp,dp): TP 2 x DP 4 from one live process. Its
-// hook names each process group's members to Myriad, so the mirrors' TP and DP groups follow
-// (a group of 2 here could lie along either axis by size alone). The report is the 8
-// processes' run; only the mirrors' groups are named after the replicas they start at.
-TEST(TorchFold, AFoldedTensorParallelMeshRunEqualsTheUnfoldedOne) {
-  if (Python().empty()) GTEST_SKIP() << "no PyTorch venv: run scripts/setup_torch.sh";
-  auto [unfolded, folded] =
-      FoldedAndUnfolded("", "--fold tp,dp --mesh tp=2,dp=4", 1, "examples/pytorch/tp_dp_mesh.py");
-  if (folded.is_null()) return;
-  ASSERT_EQ(folded["collectives"].size(), unfolded["collectives"].size());
-  for (size_t i = 0; i < folded["collectives"].size(); ++i) {
-    const std::string name = folded["collectives"][i]["comm"];
-    EXPECT_THAT(name, ::testing::AnyOf(::testing::Eq(unfolded["collectives"][i]["comm"]),
-                                       ::testing::HasSubstr("/replica")));
-    folded["collectives"][i]["comm"] = unfolded["collectives"][i]["comm"];
-  }
-  EXPECT_EQ(folded, unfolded) << FirstDifference(folded, unfolded);
 }
 
 // Rank folding with torchrun as the command: only the live nodes' agents run, and each starts
