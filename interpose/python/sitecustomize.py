@@ -291,6 +291,36 @@ def _build_block_masks_on_host(flex):
     flex.create_block_mask = create_block_mask
 
 
+def _end_rejection_sampling(init):
+    """torch.nn.init.trunc_normal_ draws with normal_ and redraws until no sample lies outside
+    [a, b], testing `mask.any()` on the GPU each pass. Under Myriad the samples are not
+    computed (normal_ on the GPU gives no real values), so that test reads whatever the
+    memory held and the loop may never end. While trunc_normal_ runs, a truth test of a GPU
+    tensor still runs as the program asks (the reduction, the copy back and, for a DTensor,
+    its collective, all timed) and then answers False: no sample out of range, which is true
+    of the zeros Myriad stands for the samples with. A real GPU takes a few passes more, all
+    before the first step."""
+    original = getattr(init, "_no_grad_trunc_normal_", None)
+    if original is None:
+        return
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class NoSampleOutOfRange(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            result = func(*args, **(kwargs or {}))
+            if func is torch.Tensor.__bool__ and args and args[0].device.type == "cuda":
+                return False
+            return result
+
+    @functools.wraps(original)
+    def trunc_normal(*args, **kwargs):
+        with NoSampleOutOfRange():
+            return original(*args, **kwargs)
+
+    init._no_grad_trunc_normal_ = trunc_normal
+
+
 class _PatchAfterImport(importlib.abc.MetaPathFinder):
     """Patches torch's modules as soon as each has run (before others import its names)."""
 
@@ -299,6 +329,7 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder):
         "torch.distributed.rendezvous": _size_rendezvous_for_live_ranks,
         "torch.distributed.elastic.agent.server.api": _start_live_workers_only,
         "torch.nn.attention.flex_attention": _build_block_masks_on_host,
+        "torch.nn.init": _end_rejection_sampling,
     }
 
     def __init__(self):
