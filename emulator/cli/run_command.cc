@@ -276,20 +276,29 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   auto plan = emulator::PlanFold(mesh, fold, processes * devices);
   if (!plan.ok()) return usage_error(plan.status().message());
   if (plan->folded()) {
-    // The live ranks are whole processes (a process drives D consecutive ranks); torchrun's
-    // agents start only their live workers, so the live ranks may end inside the last one.
-    if (plan->live % devices != 0 && !(torchrun && plan->live < devices))
-      return usage_error(fmt::format(
-          "--fold with --devices-per-process {0} needs the ranks of a data-parallel replica "
-          "({1}, mesh {2}) to be a multiple of {0}, so that they are whole processes",
-          devices, plan->live, plan->mesh));
+    // The live ranks are whole processes (process p drives ranks p x D to p x D + D - 1);
+    // torchrun's agents start only their live workers, so an agent may hold mirrors too.
+    for (int p = 0; p < processes; ++p) {
+      int live_here = 0;
+      for (int d = 0; d < devices; ++d) live_here += plan->is_live(p * devices + d) ? 1 : 0;
+      if (live_here == 0) continue;
+      if (live_here != devices && !torchrun)
+        return usage_error(fmt::format(
+            "--fold with --devices-per-process {} needs each process's ranks to be all live or "
+            "all mirrors, and process {} holds {} live rank(s) of mesh {} (live ranks {})",
+            devices, p, live_here, plan->mesh, plan->live_ranks_text()));
+      launch.live_processes.push_back(p);
+    }
     if (launch.env == emulator::LaunchEnv::kMpi)
       return usage_error(
           "--fold starts the live processes itself: not under mpirun yet (use --env torchrun "
           "or slurm; docs/run.md, \"Folding\", says what MPI would need)");
-    launch.live_processes = (plan->live + devices - 1) / devices;
     // Torch's ranks: the processes, or torchrun's workers.
-    launch.live_ranks = torchrun ? plan->live : launch.live_processes;
+    if (torchrun) {
+      for (int l = 0; l < plan->live; ++l) launch.live_ranks.push_back(plan->live_rank(l));
+    } else {
+      launch.live_ranks = launch.live_processes;
+    }
     launch.fold_world = torchrun ? plan->world : processes;
     // Beyond 128 ranks PyTorch makes its NCCL communicators with one unique id per 128 ranks,
     // each from a rank of its own (ncclCommInitRankScalable), and those ranks are mirrors:
@@ -299,13 +308,17 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   if (strict_fold_check && (!plan->folded() || plan->replicas < 2))
     return usage_error("--check-fold checks a fold: it needs --fold dp over 2 or more replicas");
-  // The check runs two data-parallel replicas; mirrors along tp or cp are not checked yet.
-  const bool only_dp_folded = plan->folded_names() == "dp";
+  // The check runs two data-parallel replicas as the mesh's slowest axis; mirrors along tp or
+  // cp, and replicas with a live axis slower than dp, are not checked yet.
+  const bool only_dp_folded = plan->folded_names() == "dp" && plan->contiguous();
+  const std::string unchecked =
+      plan->contiguous() ? plan->folded_names()
+                         : plan->folded_names() + " with a live axis slower than a folded one";
   if (strict_fold_check && !only_dp_folded)
     return usage_error(fmt::format(
         "--check-fold checks data-parallel replicas only, not yet a fold of {} (check a small "
         "folded and unfolded pair by hand: docs/run.md, \"Folding\")",
-        plan->folded_names()));
+        unchecked));
   if (strict_fold_check && torchrun)
     return usage_error(
         "--check-fold with torchrun as the command is not supported yet (run the script itself "
@@ -322,7 +335,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     fold_check_note = fmt::format(
         "fold check: not run (it checks data-parallel replicas only, not yet a fold of {}): "
         "that the mirrors do their sources' work is assumed, not checked",
-        plan->folded_names());
+        unchecked);
   }
   launch.processes = processes;
   launch.devices_per_process = devices;
@@ -405,7 +418,11 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   emulator::LiveOptions live;
   live.placement = *placement;
   live.fold = *plan;
-  if (plan->folded()) live.placement.resize(static_cast<std::size_t>(launch.live_processes));
+  if (plan->folded()) {
+    live.placement.clear();
+    for (int p : launch.live_processes)
+      live.placement.push_back((*placement)[static_cast<std::size_t>(p)]);
+  }
   live.description = "process " + launch.command[0];
   auto workload = emulator::LiveWorkload::Start(live);
   if (!workload.ok()) {
@@ -585,10 +602,12 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   if (plan->folded())
     context.notes.push_back(fmt::format(
-        "rank folding (--fold {}, mesh {}): ranks 0-{} ran as processes; the other {} ranks "
-        "replayed their op streams as mirrors (rank r mirrors rank r % {}; the JSON report's "
-        "ranks say mirror_of)",
-        plan->folded_names(), plan->mesh, plan->live - 1, plan->world - plan->live, plan->live));
+        "rank folding (--fold {}, mesh {}): {} {} ran as {}; the other {} ranks replayed "
+        "their op streams as mirrors (each mirrors the live rank with its coordinates on the "
+        "other axes; the JSON report's ranks say mirror_of)",
+        plan->folded_names(), plan->mesh, plan->live == 1 ? "rank" : "ranks",
+        plan->live_ranks_text(), plan->live == 1 ? "a process" : "processes",
+        plan->world - plan->live));
   if (!fold_check_note.empty()) context.notes.push_back(fold_check_note);
   // A run that ended badly still reports what ran, marked as failed.
   const emulator::RunResult& ran = result.ok() ? *result : partial;

@@ -148,6 +148,11 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
   // The last node may hold fewer processes than the others.
   const int on_node = std::min(per_node, o.processes - node * per_node);
   const std::string n = std::to_string(o.processes);
+  // Under rank folding, the process's place among the started ones: Myriad's process index and
+  // the rendezvous's node rank (the live agents form it).
+  int started = process;
+  const auto live = std::find(o.live_processes.begin(), o.live_processes.end(), process);
+  if (live != o.live_processes.end()) started = static_cast<int>(live - o.live_processes.begin());
   switch (o.env) {
     case LaunchEnv::kTorchrun:
       env["RANK"] = std::to_string(process);
@@ -160,9 +165,8 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
       if (o.agent_per_node) {
         // Under rank folding only the live nodes' agents run: they form the rendezvous.
         env["PET_NNODES"] = std::to_string(
-            o.live_processes > 0 ? std::min(nodes, (o.live_processes + per_node - 1) / per_node)
-                                 : nodes);
-        env["PET_NODE_RANK"] = std::to_string(node);
+            o.live_processes.empty() ? nodes : static_cast<int>(o.live_processes.size()));
+        env["PET_NODE_RANK"] = std::to_string(o.live_processes.empty() ? node : started);
         env["PET_MASTER_ADDR"] = "127.0.0.1";
         env["PET_MASTER_PORT"] = std::to_string(master_port);
       }
@@ -193,12 +197,15 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
                           : o.devices_per_process;
   env["MYRIAD_SOCKET"] = o.socket_path;
   // Under mpirun the shim takes its index from OMPI_COMM_WORLD_RANK.
-  if (o.env != LaunchEnv::kMpi) env["MYRIAD_PROCESS"] = std::to_string(process);
+  if (o.env != LaunchEnv::kMpi) env["MYRIAD_PROCESS"] = std::to_string(started);
   env["MYRIAD_DEVICES"] = std::to_string(visible);
   // Rank folding: how many of the world's ranks run (Python's hook sizes torch's rendezvous
   // for them, interpose/python/sitecustomize.py).
-  if (o.live_processes > 0 && o.live_ranks > 0 && o.live_ranks < o.fold_world) {
-    env["MYRIAD_FOLD_LIVE"] = std::to_string(o.live_ranks);
+  if (!o.live_processes.empty() && !o.live_ranks.empty() &&
+      static_cast<int>(o.live_ranks.size()) < o.fold_world) {
+    std::string ranks;
+    for (int r : o.live_ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+    env["MYRIAD_FOLD_LIVE"] = ranks;
     env["MYRIAD_FOLD_WORLD"] = std::to_string(o.fold_world);
   }
   env["MYRIAD_NODE"] = std::to_string(node);
@@ -362,10 +369,14 @@ Result<LaunchResult> Launch(const LaunchOptions& options,
   std::vector<std::thread> relays;
   // Under mpirun, Myriad starts one process (mpirun), which starts the others.
   const bool via_mpirun = options.env == LaunchEnv::kMpi;
-  const int spawned = via_mpirun ? 1
-                      : options.live_processes > 0
-                          ? std::min(options.live_processes, options.processes)
-                          : options.processes;
+  const int spawned = via_mpirun                       ? 1
+                      : !options.live_processes.empty() ? static_cast<int>(options.live_processes.size())
+                                                        : options.processes;
+  // The i-th started process: one of the world's (its RANK and node), Myriad's process i.
+  auto world_process = [&](int started) {
+    return options.live_processes.empty() ? started
+                                          : options.live_processes[static_cast<size_t>(started)];
+  };
   std::vector<pid_t> pids(static_cast<size_t>(spawned), -1);
   LaunchResult result;
   result.ends.resize(static_cast<size_t>(spawned));
@@ -422,7 +433,8 @@ Result<LaunchResult> Launch(const LaunchOptions& options,
   for (int p = 0; p < spawned; ++p) {
     std::map<std::string, std::string> env_map = inherited;
     if (!via_mpirun)
-      for (const auto& [k, v] : ProcessEnvironment(options, p, master_port)) env_map[k] = v;
+      for (const auto& [k, v] : ProcessEnvironment(options, world_process(p), master_port))
+        env_map[k] = v;
     std::vector<std::string> env_strings;
     for (const auto& [k, v] : env_map) env_strings.push_back(k + "=" + v);
     std::vector<char*> envp;
@@ -455,8 +467,9 @@ Result<LaunchResult> Launch(const LaunchOptions& options,
     }
     pids[static_cast<size_t>(p)] = pid;
     result.ends[static_cast<size_t>(p)] = {
-        p, pid, false, 0, false, -1, via_mpirun ? "mpirun" : fmt::format("rank {}", p)};
-    const std::string label = prefix ? fmt::format("[rank {}] ", p) : "";
+        p, pid, false, 0, false, -1,
+        via_mpirun ? "mpirun" : fmt::format("rank {}", world_process(p))};
+    const std::string label = prefix ? fmt::format("[rank {}] ", world_process(p)) : "";
     relays.emplace_back(Relay, out_pipe[0], options.output ? options.output : stdout, label,
                         std::ref(output_mu));
     relays.emplace_back(Relay, err_pipe[0], options.output ? options.output : stderr, label,

@@ -83,31 +83,67 @@ Result<FoldPlan> PlanFold(const std::string& mesh, const std::vector<std::string
           fmt::format("--fold {}: mesh '{}' has no {} axis", axis, plan.mesh, axis));
     folded.insert(axis);
   }
-  // The folded axes must be the slowest, so that the live ranks are the first ones (a
-  // process's ranks and torchrun's nodes are laid out so).
-  std::size_t first_folded = axes.size() - folded.size();
-  for (std::size_t i = 0; i < axes.size(); ++i)
-    if ((i >= first_folded) != (folded.count(axes[i].first) > 0)) {
-      if (folded.size() == 1)
-        return Status::InvalidArgument(fmt::format(
-            "mesh '{}': the folded axis {} must be the last (slowest) one, so that the live "
-            "ranks come first",
-            plan.mesh, *folded.begin()));
-      return Status::InvalidArgument(fmt::format(
-          "mesh '{}': the folded axes must be the slowest ones, so that the live ranks come "
-          "first (an axis that stays live, {}, lies among them; folding axes faster than a "
-          "live one is not supported yet)",
-          plan.mesh, axes[i >= first_folded ? i : first_folded].first));
+  // Each axis's coordinate in a rank, and in the replica's or the live index.
+  int rank_stride = 1, replica_stride = 1, live_stride = 1;
+  for (const auto& [name, size] : axes) {
+    const int n = static_cast<int>(size);
+    if (folded.count(name)) {
+      plan.folded_axes.push_back({name, n, replica_stride, rank_stride});
+      replica_stride *= n;
+    } else {
+      plan.live_axes.push_back({name, n, live_stride, rank_stride});
+      live_stride *= n;
     }
-  int stride = 1;
-  for (std::size_t i = first_folded; i < axes.size(); ++i) {
-    const int size = static_cast<int>(axes[i].second);
-    plan.folded_axes.push_back({axes[i].first, size, stride});
-    stride *= size;
+    rank_stride *= n;
   }
-  plan.replicas = stride;
+  plan.replicas = replica_stride;
   plan.live = world / plan.replicas;
   return plan;
+}
+
+bool FoldPlan::contiguous() const {
+  for (const Axis& l : live_axes)
+    for (const Axis& f : folded_axes)
+      if (l.size > 1 && l.rank_stride > f.rank_stride) return false;
+  return true;
+}
+
+int FoldPlan::replica_of(int rank) const {
+  int replica = 0;
+  for (const Axis& a : folded_axes) replica += rank / a.rank_stride % a.size * a.stride;
+  return replica;
+}
+
+int FoldPlan::source_of(int rank) const {
+  int source = rank;
+  for (const Axis& a : folded_axes) source -= rank / a.rank_stride % a.size * a.rank_stride;
+  return source;
+}
+
+int FoldPlan::rank_of(int source, int replica) const {
+  int rank = source;
+  for (const Axis& a : folded_axes) rank += replica / a.stride % a.size * a.rank_stride;
+  return rank;
+}
+
+int FoldPlan::live_rank(int index) const {
+  int rank = 0;
+  for (const Axis& a : live_axes) rank += index / a.stride % a.size * a.rank_stride;
+  return rank;
+}
+
+std::string FoldPlan::live_ranks_text() const {
+  if (contiguous()) return live == 1 ? "0" : fmt::format("0-{}", live - 1);
+  std::string text;
+  for (int i = 0; i < live; ++i) {
+    if (live > 6 && i == 3) {  // 0,64,128,...,448
+      text += ",...";
+      i = live - 2;
+      continue;
+    }
+    text += fmt::format("{}{}", text.empty() ? "" : ",", live_rank(i));
+  }
+  return text;
 }
 
 std::string FoldPlan::folded_names() const {
@@ -227,6 +263,24 @@ Result<MirrorMembership> InferMirrorMembership(const FoldPlan& plan, const std::
     return Status::InvalidArgument(fmt::format(
         "communicator '{}': {} ranks joined it, but its member list (from PyTorch) has {}", comm,
         nranks, members->size()));
+  if (members == nullptr && nranks == plan.world) {
+    // The world: every mirror is in it, at its own global rank (its source's rank there).
+    if (rank < 0 || rank >= plan.world || !plan.is_live(rank))
+      return Status::InvalidArgument(fmt::format(
+          "communicator '{}' of the world's {} ranks: rank {} joined it from a live process, "
+          "but under the fold (mesh {}) the live ranks are {}",
+          comm, nranks, rank, plan.mesh, plan.live_ranks_text()));
+    MirrorMembership world;
+    world.rank = plan.rank_of(rank, replica);
+    return world;
+  }
+  if (members == nullptr && !plan.contiguous())
+    return Status::InvalidArgument(fmt::format(
+        "communicator '{}' of {} ranks: under the fold (mesh {}) the live ranks ({}) are not "
+        "the first ones, and a group smaller than the world is placed only from its members, "
+        "which PyTorch's hook names (communicators a CUDA program makes itself need a mesh "
+        "with the folded axes slowest)",
+        comm, nranks, plan.mesh, plan.live_ranks_text()));
   auto span = members != nullptr ? SpanOfMembers(plan, comm, *members)
                                  : SpanOfSize(plan, comm, nranks, rank);
   if (!span.ok()) return span.status();
@@ -238,12 +292,12 @@ Result<MirrorMembership> InferMirrorMembership(const FoldPlan& plan, const std::
     // The member with the mirror's coordinates on the spanned axes and the group's first
     // replica's on the others: the mirror's place in its own group's copy.
     const int source = (*members)[static_cast<std::size_t>(rank)];
-    if (source >= plan.live)
+    if (source < 0 || source >= plan.world || !plan.is_live(source))
       return Status::InvalidArgument(fmt::format(
           "communicator '{}': rank {} joined it as its rank {}, which its member list (from "
           "PyTorch) gives as rank {}",
           comm, plan.source_of(source), rank, source));
-    const int counterpart = source + (replica - m.copy) * plan.live;
+    const int counterpart = plan.rank_of(source, replica - m.copy);
     const auto it = std::find(members->begin(), members->end(), counterpart);
     if (it == members->end())
       return Status::InvalidArgument(fmt::format(

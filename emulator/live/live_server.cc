@@ -557,7 +557,7 @@ class Server : public LiveWorkload {
                                                       candidates[static_cast<size_t>(g)], state_));
       sources_.back()->SetResume([this](int process) { PokeProcess(process); });
       // Rank folding: each live rank's mirrors read its ops as consumers 1..replicas-1.
-      if (g < options.fold.live)
+      if (options.fold.folded() && options.fold.is_live(g))
         for (int replica = 1; replica < options.fold.replicas; ++replica)
           sources_.back()->AddMirror();
     }
@@ -599,7 +599,7 @@ class Server : public LiveWorkload {
       return Status::Internal(fmt::format("rank {} opened twice", rank));
     opened_.insert(rank);
     const FoldPlan& fold = options_.fold;
-    if (fold.folded() && rank >= fold.live) {
+    if (fold.folded() && !fold.is_live(rank)) {
       const int source = fold.source_of(rank);
       if (source >= static_cast<int>(sources_.size()))
         return Status::InvalidArgument(fmt::format(

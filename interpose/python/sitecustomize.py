@@ -112,18 +112,23 @@ def _wrap_object_collectives(c10d):
 
 
 def _live_ranks():
-    """Under rank folding, the ranks that run as processes: 0..live-1 (0: not folded)."""
-    return int(os.environ.get("MYRIAD_FOLD_LIVE", "0"))
+    """Under rank folding, torch's ranks that run as processes (MYRIAD_FOLD_LIVE: "0,1,2,3",
+    or "0,64,128" when a live axis is slower than a folded one); empty when not folded."""
+    listed = os.environ.get("MYRIAD_FOLD_LIVE", "")
+    try:
+        return frozenset(int(rank) for rank in listed.split(",") if rank)
+    except ValueError:
+        return frozenset()
 
 
 def _count_live_members_in_store_barriers(c10d):
     """Rank folding: torch's store-based barrier (after init_process_group and new_group when
     TORCH_DIST_INIT_BARRIER=1) waits until every member of the group has added itself to a
     key in the TCPStore, but only the live members run. It is told to wait for those: the
-    members of the group (its ranks, or the world) below MYRIAD_FOLD_LIVE."""
+    members of the group (its ranks, or the world) in MYRIAD_FOLD_LIVE."""
     live = _live_ranks()
     original = getattr(c10d, "_store_based_barrier", None)
-    if live <= 0 or original is None:
+    if not live or original is None:
         return
 
     @functools.wraps(original)
@@ -133,7 +138,7 @@ def _count_live_members_in_store_barriers(c10d):
             ranks = c10d._world.pg_group_ranks.get(group)
             if name == group_name and ranks is not None and len(ranks) == rendezvous_count:
                 members = ranks.keys()  # global ranks of a group synchronised locally
-        count = sum(1 for member in members if member < live)
+        count = sum(1 for member in members if member in live)
         return original(rank, store, group_name, count, *args, **kwargs)
 
     c10d._store_based_barrier = store_based_barrier
@@ -147,7 +152,7 @@ def _describe_communicators(c10d):
     the communicator's join, and the mirrors' groups follow from them (docs/run.md,
     "Folding")."""
     original = getattr(c10d, "_process_group_name", None)
-    if _live_ranks() <= 0 or original is None:
+    if not _live_ranks() or original is None:
         return
     try:
         import ctypes
@@ -184,37 +189,79 @@ def _size_rendezvous_for_live_ranks(rendezvous):
     connected; it is told to wait for the live ones. The process group keeps WORLD_SIZE."""
     live = _live_ranks()
     original = getattr(rendezvous, "_create_c10d_store", None)
-    if live <= 0 or original is None:
+    if not live or original is None:
         return
 
     @functools.wraps(original)
     def create_c10d_store(hostname, port, rank, world_size, timeout, *args, **kwargs):
-        return original(hostname, port, rank, min(world_size, live), timeout, *args, **kwargs)
+        return original(hostname, port, rank, min(world_size, len(live)), timeout, *args,
+                        **kwargs)
 
     rendezvous._create_c10d_store = create_c10d_store
 
 
 def _start_live_workers_only(api):
-    """Rank folding with torchrun as the command: `myriad run` starts the agents of the live
-    nodes only (PET_NNODES counts them), and each starts the workers whose global rank is
-    below MYRIAD_FOLD_LIVE, telling them the whole world's size (MYRIAD_FOLD_WORLD) as
-    WORLD_SIZE, as the unfolded job's agents would."""
+    """Rank folding with torchrun as the command: `myriad run` starts the agents of the nodes
+    that hold live ranks only, numbered 0..n-1 for their rendezvous (PET_NODE_RANK, PET_NNODES
+    count them). Each starts the workers whose global rank in the whole world (its node,
+    MYRIAD_NODE, times the workers per node, plus the local rank) is in MYRIAD_FOLD_LIVE,
+    telling them that rank and the whole world's size (MYRIAD_FOLD_WORLD), as the unfolded
+    job's agents would."""
     live = _live_ranks()
     world = int(os.environ.get("MYRIAD_FOLD_WORLD", "0"))
+    node = int(os.environ.get("MYRIAD_NODE", "0"))
     agent = getattr(api, "SimpleElasticAgent", None)
     original = getattr(agent, "_assign_worker_ranks", None)
-    if live <= 0 or world <= 0 or original is None:
+    if not live or world <= 0 or original is None:
         return
 
     @functools.wraps(original)
     def assign_worker_ranks(self, *args, **kwargs):
-        workers = [w for w in original(self, *args, **kwargs) if w.global_rank < live]
+        workers = original(self, *args, **kwargs)
+        per_node = len(workers)
+        started = []
         for worker in workers:
+            rank = node * per_node + worker.local_rank
+            if rank not in live:
+                continue
+            worker.global_rank = rank
+            worker.role_rank = rank
             worker.world_size = world
             worker.role_world_size = world
-        return workers
+            started.append(worker)
+        return started
 
     agent._assign_worker_ranks = assign_worker_ranks
+
+
+def _number_live_workers_consecutively(agent_module):
+    """Rank folding with torchrun: when a live axis is slower than a folded one, an agent's
+    live workers need not be its first local ranks (local ranks 0 and 4 of a node). torch's
+    process context wants its processes keyed 0..n-1, and the agent finds each one's worker
+    by that key in its (filtered) list of workers: they are keyed by their place in it. Each
+    keeps its own LOCAL_RANK, and so its GPU."""
+    original = getattr(agent_module, "start_processes", None)
+    if not _live_ranks() or original is None:
+        return
+
+    @functools.wraps(original)
+    def start_processes(name, entrypoint, args, envs, *rest, **kwargs):
+        order = sorted(envs)
+        if order == list(range(len(order))):
+            return original(name, entrypoint, args, envs, *rest, **kwargs)
+        place = {local_rank: i for i, local_rank in enumerate(order)}
+
+        def renumbered(mapping):
+            if not isinstance(mapping, dict):
+                return mapping
+            return {place.get(key, key): value for key, value in mapping.items()}
+
+        rest = tuple(renumbered(r) for r in rest)
+        if "log_line_prefixes" in kwargs:
+            kwargs["log_line_prefixes"] = renumbered(kwargs["log_line_prefixes"])
+        return original(name, entrypoint, renumbered(args), renumbered(envs), *rest, **kwargs)
+
+    agent_module.start_processes = start_processes
 
 
 # A block mask built on the host is evaluated one (batch, head) at a time above this many
@@ -328,6 +375,8 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder):
         "torch.distributed.distributed_c10d": _patch_c10d,
         "torch.distributed.rendezvous": _size_rendezvous_for_live_ranks,
         "torch.distributed.elastic.agent.server.api": _start_live_workers_only,
+        "torch.distributed.elastic.agent.server.local_elastic_agent":
+            _number_live_workers_consecutively,
         "torch.nn.attention.flex_attention": _build_block_masks_on_host,
         "torch.nn.init": _end_rejection_sampling,
     }

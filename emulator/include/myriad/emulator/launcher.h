@@ -42,12 +42,13 @@ Result<std::vector<ProcessPlacement>> PlaceProcesses(int processes, int devices_
 struct LaunchOptions {
   std::vector<std::string> command;
   int processes = 1;  // the world's: WORLD_SIZE and friends
-  // Rank folding: only processes 0..live_processes-1 are started (0: all of them). Their ranks
-  // 0..live_ranks-1 run (MYRIAD_FOLD_LIVE) of a world of fold_world (MYRIAD_FOLD_WORLD): the
-  // processes themselves, or the workers torchrun agents start (a partial last agent starts
-  // only its live ones; interpose/python/sitecustomize.py).
-  int live_processes = 0;
-  int live_ranks = 0;
+  // Rank folding: only the processes in live_processes are started, in that order (empty: all
+  // of them); the i-th started is Myriad's process i (MYRIAD_PROCESS) and, when the command is
+  // torchrun, the rendezvous's node i. Of a world of fold_world ranks (MYRIAD_FOLD_WORLD),
+  // live_ranks run (MYRIAD_FOLD_LIVE): the processes themselves, or the workers torchrun's
+  // agents start (each starts only its live ones; interpose/python/sitecustomize.py).
+  std::vector<int> live_processes;
+  std::vector<int> live_ranks;
   int fold_world = 0;
   int devices_per_process = 1;
   int processes_per_node = 1;  // for LOCAL_RANK and friends: GPUs per node / devices per process

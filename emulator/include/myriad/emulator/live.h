@@ -23,31 +23,40 @@ struct ProcessPlacement {
 
 // Rank folding (docs/run.md, "Folding"): of a world of `world` ranks laid out as a mesh, only
 // the ranks at index 0 of the folded axes run as processes; every other rank is a mirror that
-// replays its source rank's op stream on its own GPU. The folded axes (dp, and tp or cp with
-// it) are the mesh's slowest, so the live ranks are 0..live-1 and rank r mirrors rank
-// r % live, as replica r / live; a replica's index holds its coordinates on the folded axes.
+// replays its source rank's op stream on its own GPU. A rank's coordinates on the folded axes
+// give its replica (0: live); those on the live axes give its source, the live rank with the
+// same coordinates there. When the folded axes are the mesh's slowest the live ranks are
+// 0..live-1; a live axis slower than a folded one (a pipeline stage, slowest in torchtitan's
+// mesh) spreads them out: in tp=8,dp=8,pp=8 folding tp,dp they are 0, 64, ..., 448.
 struct FoldPlan {
   struct Axis {
     std::string name;
     int size = 1;
-    int stride = 1;  // in replicas: coordinate = replica / stride % size
+    int stride = 1;       // in the replica's (or live) index: coordinate = index / stride % size
+    int rank_stride = 1;  // in the world's ranks: coordinate = rank / rank_stride % size
   };
   int world = 1;
   int live = 1;                   // ranks per replica: the ones that run
   int replicas = 1;               // world / live
   std::string mesh;               // as given, for reports: "dp=16", "tp=8,pp=4,dp=4"
   std::vector<Axis> folded_axes;  // fastest first
+  std::vector<Axis> live_axes;    // fastest first; stride in the live index
   bool folded() const { return replicas > 1; }
-  int source_of(int rank) const { return rank % live; }
-  int replica_of(int rank) const { return rank / live; }
+  // The live ranks are 0..live-1 (no live axis is slower than a folded one).
+  bool contiguous() const;
+  bool is_live(int rank) const { return replica_of(rank) == 0; }
+  int replica_of(int rank) const;
+  // The live rank a rank mirrors (itself when live), and the rank of `source`'s mirror in
+  // replica `replica`.
+  int source_of(int rank) const;
+  int rank_of(int source, int replica) const;
+  // The live ranks in order: live_rank(0..live-1).
+  int live_rank(int index) const;
   // "dp", "tp,dp": the folded axes as --fold names them.
   std::string folded_names() const;
+  // "0-7", "0,64,128,...,448": the live ranks as a report names them.
+  std::string live_ranks_text() const;
 };
-// The plan for `mesh` ("tp=8,pp=4,dp=4": axes from the fastest-varying to the slowest; empty:
-// every rank a data-parallel replica) over `world` ranks, folding the axes in `fold` (dp, tp,
-// cp). Fails naming what is wrong: an unknown or repeated axis, sizes whose product is not the
-// world, a fold axis not in the mesh, one that cannot be folded, or folded axes that are not
-// the slowest.
 Result<FoldPlan> PlanFold(const std::string& mesh, const std::vector<std::string>& fold, int world);
 
 // How a mirror (replica `replica`) joins a communicator its source joined as rank `rank` of
