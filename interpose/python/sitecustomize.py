@@ -350,18 +350,21 @@ def _end_rejection_sampling(init):
     original = getattr(init, "_no_grad_trunc_normal_", None)
     if original is None:
         return
-    import torch
-    from torch.overrides import TorchFunctionMode
-
-    class NoSampleOutOfRange(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            result = func(*args, **(kwargs or {}))
-            if func is torch.Tensor.__bool__ and args and args[0].device.type == "cuda":
-                return False
-            return result
 
     @functools.wraps(original)
     def trunc_normal(*args, **kwargs):
+        # Imported at the call, not while torch.nn.init is being imported: importing more of
+        # torch in the middle of torch's own import changes the order it starts in.
+        import torch
+        from torch.overrides import TorchFunctionMode
+
+        class NoSampleOutOfRange(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                result = func(*args, **(kwargs or {}))
+                if func is torch.Tensor.__bool__ and args and args[0].device.type == "cuda":
+                    return False
+                return result
+
         with NoSampleOutOfRange():
             return original(*args, **kwargs)
 
