@@ -2,10 +2,10 @@
 the stock wheels cannot run as published.
 
 torchtitan's own `llama3_405b` config converts its linears to float8 with torchao, and the
-table's 405B rows ran float8 too. With torch 2.15's pinned Triton (3.9) no torchao release
-imports (0.17 and 0.18 both fail in `torchao.prototype.moe_training`: an autotune key that is
-not a kernel argument, which Triton 3.9 refuses), and torchtitan imports that module whenever
-torchao is installed: on a real GPU as under Myriad. So this config is torchtitan's own
+table's 405B rows ran float8 too. With torch 2.15's pinned Triton (3.9), torchao 0.18.0 (the
+latest) fails to import `torchao.prototype.moe_training` (an autotune key that is not a kernel
+argument, which Triton 3.9 refuses; 0.17.0 has the same kernel), and torchtitan imports that
+module whenever torchao is installed: on a real GPU as under Myriad. So this config is torchtitan's own
 `llama3_405b` in bf16: the same model, batch, activation checkpointing and compile, without the
 float8 converter, and without asynchronous tensor parallelism (its symmetric-memory kernels
 need CUDA multicast objects, which Myriad does not emulate yet).
