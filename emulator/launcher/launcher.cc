@@ -369,9 +369,10 @@ Result<LaunchResult> Launch(const LaunchOptions& options,
   std::vector<std::thread> relays;
   // Under mpirun, Myriad starts one process (mpirun), which starts the others.
   const bool via_mpirun = options.env == LaunchEnv::kMpi;
-  const int spawned = via_mpirun                       ? 1
-                      : !options.live_processes.empty() ? static_cast<int>(options.live_processes.size())
-                                                        : options.processes;
+  const int spawned = via_mpirun ? 1
+                      : !options.live_processes.empty()
+                          ? static_cast<int>(options.live_processes.size())
+                          : options.processes;
   // The i-th started process: one of the world's (its RANK and node), Myriad's process i.
   auto world_process = [&](int started) {
     return options.live_processes.empty() ? started

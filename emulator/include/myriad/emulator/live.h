@@ -57,6 +57,10 @@ struct FoldPlan {
   // "0-7", "0,64,128,...,448": the live ranks as a report names them.
   std::string live_ranks_text() const;
 };
+// The plan for `mesh` ("tp=8,pp=4,dp=4": axes from the fastest-varying to the slowest; empty:
+// every rank a data-parallel replica) over `world` ranks, folding the axes in `fold` (dp, tp,
+// cp). Fails naming what is wrong: an unknown or repeated axis, sizes whose product is not the
+// world, a fold axis not in the mesh, or one that cannot be folded.
 Result<FoldPlan> PlanFold(const std::string& mesh, const std::vector<std::string>& fold, int world);
 
 // How a mirror (replica `replica`) joins a communicator its source joined as rank `rank` of
