@@ -262,8 +262,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   // One GPU per process unless told otherwise, as torchrun: processes fill nodes in order.
   if (devices == 0) devices = 1;
   if (processes == 0) processes = std::max(1, cluster.total_gpus() / devices);
-  auto placement =
-      emulator::PlaceProcesses(processes, devices, cluster.gpus_per_node, cluster.total_gpus());
+  auto placement = emulator::PlaceProcesses(processes, devices, cluster.gpus_per_node,
+                                            cluster.total_gpus(), torchrun);
   if (!placement.ok())
     return usage_error(fmt::format("{} ({})", placement.status().message(), scenario->name));
   // Rank folding: the world is every process's ranks; only the first replica's run.

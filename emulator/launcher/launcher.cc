@@ -101,7 +101,8 @@ const char* ToString(LaunchEnv env) {
 }
 
 Result<std::vector<ProcessPlacement>> PlaceProcesses(int processes, int devices_per_process,
-                                                     int gpus_per_node, int total_gpus) {
+                                                     int gpus_per_node, int total_gpus,
+                                                     bool agents) {
   if (processes < 1 || devices_per_process < 1 || gpus_per_node < 1)
     return Status::InvalidArgument("a launch needs at least one process with one device");
   const long long needed = static_cast<long long>(processes) * devices_per_process;
@@ -110,8 +111,9 @@ Result<std::vector<ProcessPlacement>> PlaceProcesses(int processes, int devices_
         fmt::format("{} processes x {} devices need {} GPUs; the cluster has {}", processes,
                     devices_per_process, needed, total_gpus));
   std::vector<ProcessPlacement> placement(static_cast<size_t>(processes));
-  if (devices_per_process > gpus_per_node) {
-    // A process that drives several nodes' GPUs (nccl-tests -g 16) sees just its own.
+  if (devices_per_process > gpus_per_node || agents) {
+    // A process that drives several nodes' GPUs (nccl-tests -g 16) sees just its own, as
+    // does a torchrun agent.
     for (int p = 0; p < processes; ++p)
       placement[static_cast<size_t>(p)] = {p * devices_per_process, devices_per_process};
     return placement;
@@ -163,10 +165,15 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
       env["MASTER_ADDR"] = "127.0.0.1";
       env["MASTER_PORT"] = std::to_string(master_port);
       if (o.agent_per_node) {
-        // Under rank folding only the live nodes' agents run: they form the rendezvous.
-        env["PET_NNODES"] = std::to_string(
-            o.live_processes.empty() ? nodes : static_cast<int>(o.live_processes.size()));
-        env["PET_NODE_RANK"] = std::to_string(o.live_processes.empty() ? node : started);
+        // Each agent is one of torchrun's nodes, whether it drives a whole node's GPUs or
+        // some of them (--devices-per-process below the node's GPUs: agents share a node).
+        // Under rank folding only the live agents run: they form the rendezvous.
+        env["PET_NNODES"] = std::to_string(o.live_processes.empty()
+                                               ? o.processes
+                                               : static_cast<int>(o.live_processes.size()));
+        env["PET_NODE_RANK"] = std::to_string(o.live_processes.empty() ? process : started);
+        // The agent's place in the unfolded job, whose workers' ranks follow from it.
+        env["MYRIAD_AGENT"] = std::to_string(process);
         env["PET_MASTER_ADDR"] = "127.0.0.1";
         env["PET_MASTER_PORT"] = std::to_string(master_port);
       }

@@ -51,3 +51,11 @@ def llama3_405b_bf16() -> Trainer.Config:
         compile=CompileConfig(enable=True, enable_async_tensor_parallel=False),
         validator=Validator.Config(freq=500, steps=1200),
     )
+
+
+def llama3_405b_bf16_16_layers() -> Trainer.Config:
+    """`llama3_405b_bf16` cut to its first 16 transformer blocks (2 per stage of an 8-stage
+    pipeline): the 405B's layer shapes and parallel layout at a depth a test can run."""
+    config = llama3_405b_bf16()
+    config.model_spec.model.layers = config.model_spec.model.layers[:16]
+    return config

@@ -203,13 +203,13 @@ def _size_rendezvous_for_live_ranks(rendezvous):
 def _start_live_workers_only(api):
     """Rank folding with torchrun as the command: `myriad run` starts the agents of the nodes
     that hold live ranks only, numbered 0..n-1 for their rendezvous (PET_NODE_RANK, PET_NNODES
-    count them). Each starts the workers whose global rank in the whole world (its node,
-    MYRIAD_NODE, times the workers per node, plus the local rank) is in MYRIAD_FOLD_LIVE,
-    telling them that rank and the whole world's size (MYRIAD_FOLD_WORLD), as the unfolded
-    job's agents would."""
+    count them). Each starts the workers whose global rank in the whole world (its place
+    among the unfolded job's agents, MYRIAD_AGENT, times its workers, plus the local rank) is
+    in MYRIAD_FOLD_LIVE, telling them that rank and the whole world's size (MYRIAD_FOLD_WORLD),
+    as the unfolded job's agents would."""
     live = _live_ranks()
     world = int(os.environ.get("MYRIAD_FOLD_WORLD", "0"))
-    node = int(os.environ.get("MYRIAD_NODE", "0"))
+    node = int(os.environ.get("MYRIAD_AGENT", "0"))
     agent = getattr(api, "SimpleElasticAgent", None)
     original = getattr(agent, "_assign_worker_ranks", None)
     if not live or world <= 0 or original is None:

@@ -171,6 +171,14 @@ TEST(LauncherTest, TorchrunAsTheCommandRunsOneAgentPerNode) {
   EXPECT_EQ(status, 0) << out;
   EXPECT_THAT(out, HasSubstr("agent 0 of 2 at 127.0.0.1 sees 8 port-set=yes")) << out;
   EXPECT_THAT(out, HasSubstr("agent 1 of 2 at 127.0.0.1 sees 8 port-set=yes")) << out;
+  // Agents of fewer GPUs than a node share it, and each is still a node of torchrun's.
+  std::tie(status, out) = Myriad("run tests/examples/data/h100-2-nodes.toml --processes 4 "
+                                 "--devices-per-process 4 -- " +
+                                 dir + "/torchrun --nproc-per-node 4 train.py");
+  EXPECT_EQ(status, 0) << out;
+  for (int agent = 0; agent < 4; ++agent)
+    EXPECT_THAT(out, HasSubstr("agent " + std::to_string(agent) + " of 4 at 127.0.0.1 sees 4"))
+        << out;
   // A program that is not torchrun gets no agent variables, and one process per GPU.
   std::tie(status, out) = Myriad(
       "run scenarios/dgx-h100.toml --processes 1 -- sh -c 'echo nnodes=${PET_NNODES:-unset}'");
@@ -242,6 +250,9 @@ TEST(LauncherTest, PlacementGivesEachProcessItsNodesGpus) {
   EXPECT_EQ((*p)[9].visible, 8);
   p = PlaceProcesses(4, 2, 8, 16);  // four processes of 2 GPUs share node 0
   EXPECT_EQ((*p)[3].first_gpu, 0);
+  p = PlaceProcesses(4, 2, 8, 16, /*agents=*/true);  // torchrun agents: each its own 2
+  EXPECT_EQ((*p)[3].first_gpu, 6);
+  EXPECT_EQ((*p)[3].visible, 2);
   p = PlaceProcesses(1, 128, 8, 128);  // one process drives 16 nodes: it sees its own 128
   ASSERT_TRUE(p.ok());
   EXPECT_EQ((*p)[0].visible, 128);

@@ -34,10 +34,13 @@ std::string FindExecutable(const std::string& command);
 
 // Where each of `processes` processes runs, as a launcher places them: `gpus_per_node /
 // devices_per_process` processes per node, each seeing every GPU of its node; a process that
-// drives more GPUs than a node has sees its own `devices_per_process` GPUs. Fails when the
-// processes need more GPUs than `total_gpus`.
+// drives more GPUs than a node has sees its own `devices_per_process` GPUs. So do torchrun's
+// agents (`agents`): several agents on one node are each given their own GPUs, as
+// CUDA_VISIBLE_DEVICES does on a real node, since each one's workers pick theirs by a
+// LOCAL_RANK that counts from 0. Fails when the processes need more GPUs than `total_gpus`.
 Result<std::vector<ProcessPlacement>> PlaceProcesses(int processes, int devices_per_process,
-                                                     int gpus_per_node, int total_gpus);
+                                                     int gpus_per_node, int total_gpus,
+                                                     bool agents = false);
 
 struct LaunchOptions {
   std::vector<std::string> command;
