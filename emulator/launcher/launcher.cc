@@ -168,9 +168,8 @@ std::map<std::string, std::string> ProcessEnvironment(const LaunchOptions& o, in
         // Each agent is one of torchrun's nodes, whether it drives a whole node's GPUs or
         // some of them (--devices-per-process below the node's GPUs: agents share a node).
         // Under rank folding only the live agents run: they form the rendezvous.
-        env["PET_NNODES"] = std::to_string(o.live_processes.empty()
-                                               ? o.processes
-                                               : static_cast<int>(o.live_processes.size()));
+        env["PET_NNODES"] = std::to_string(
+            o.live_processes.empty() ? o.processes : static_cast<int>(o.live_processes.size()));
         env["PET_NODE_RANK"] = std::to_string(o.live_processes.empty() ? process : started);
         // The agent's place in the unfolded job, whose workers' ranks follow from it.
         env["MYRIAD_AGENT"] = std::to_string(process);
@@ -475,7 +474,12 @@ Result<LaunchResult> Launch(const LaunchOptions& options,
     }
     pids[static_cast<size_t>(p)] = pid;
     result.ends[static_cast<size_t>(p)] = {
-        p, pid, false, 0, false, -1,
+        p,
+        pid,
+        false,
+        0,
+        false,
+        -1,
         via_mpirun ? "mpirun" : fmt::format("rank {}", world_process(p))};
     const std::string label = prefix ? fmt::format("[rank {}] ", world_process(p)) : "";
     relays.emplace_back(Relay, out_pipe[0], options.output ? options.output : stdout, label,

@@ -53,9 +53,18 @@ def llama3_405b_bf16() -> Trainer.Config:
     )
 
 
+def _first_layers(config: Trainer.Config, layers: int) -> Trainer.Config:
+    config.model_spec.model.layers = config.model_spec.model.layers[:layers]
+    return config
+
+
 def llama3_405b_bf16_16_layers() -> Trainer.Config:
     """`llama3_405b_bf16` cut to its first 16 transformer blocks (2 per stage of an 8-stage
-    pipeline): the 405B's layer shapes and parallel layout at a depth a test can run."""
-    config = llama3_405b_bf16()
-    config.model_spec.model.layers = config.model_spec.model.layers[:16]
-    return config
+    pipeline): the 405B's layer shapes and parallel layout at a depth a quick run can take."""
+    return _first_layers(llama3_405b_bf16(), 16)
+
+
+def llama3_405b_bf16_2_layers() -> Trainer.Config:
+    """`llama3_405b_bf16` cut to 2 transformer blocks: the 405B's layer shapes at a depth
+    that a 2-stage pipeline of 8 GPUs can hold and a test can run unfolded."""
+    return _first_layers(llama3_405b_bf16(), 2)

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <cxxabi.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -543,11 +544,51 @@ CopyKind KindOf(const void* dst, const void* src, cudaMemcpyKind kind) {
   }
 }
 
+// Device memory is a private anonymous mapping, so a page given back (MADV_DONTNEED) reads as
+// zeros again: zeroing device bytes gives back the whole pages inside the range instead of
+// writing them, and a copy from device pages never written (never resident) zeroes its
+// destination the same way. A large model's zeroed gradients and copies of
+// kernel-initialised parameters then hold no host memory (405B's FSDP stages otherwise
+// commit gigabytes of zeros per process).
+std::size_t PageBytes() {
+  static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+void ZeroDeviceBytes(void* dst, std::size_t bytes) {
+  const std::size_t page = PageBytes();
+  const auto begin = reinterpret_cast<std::uintptr_t>(dst), end = begin + bytes;
+  const std::uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+  if (first >= last) {
+    std::memset(dst, 0, bytes);
+    return;
+  }
+  std::memset(dst, 0, first - begin);
+  ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  std::memset(reinterpret_cast<void*>(last), 0, end - last);
+}
+
+// Whether no page of [p, p + bytes) of device memory has been written (none is resident).
+bool NeverWritten(const void* p, std::size_t bytes) {
+  const std::size_t page = PageBytes();
+  const auto begin = reinterpret_cast<std::uintptr_t>(p) / page * page;
+  const auto end = reinterpret_cast<std::uintptr_t>(p) + bytes;
+  const std::size_t pages = (end - begin + page - 1) / page;
+  std::vector<unsigned char> resident(pages);
+  if (::mincore(reinterpret_cast<void*>(begin), end - begin, resident.data()) != 0) return false;
+  for (unsigned char r : resident)
+    if (r & 1) return false;
+  return true;
+}
+
 // Moves the bytes now, at enqueue: nothing on the device writes memory (kernels are timed,
 // not run), so what the copy would read at its turn on the stream is what is there now.
 void MoveBytes(void* dst, const void* src, std::size_t bytes) {
   const bool real = bytes <= RealCopyBytes();
-  if (real) {
+  if (real && DeviceMemory::Get().Contains(dst) && DeviceMemory::Get().Contains(src) &&
+      NeverWritten(src, bytes)) {
+    ZeroDeviceBytes(dst, bytes);
+  } else if (real) {
     std::memmove(dst, src, bytes);
   } else if (!DeviceMemory::Get().Contains(dst)) {
     std::memset(dst, 0, bytes);  // a timed-only copy to the host reads zeros, not garbage
@@ -654,7 +695,9 @@ cudaError_t Set(void* dst, unsigned value, std::size_t width, std::size_t count,
   ContentsForgotten(dst, bytes);
   if (bytes <= RealCopyBytes()) {
     auto* out = static_cast<unsigned char*>(dst);
-    if (width == 1) {
+    if (value == 0 && !in_managed && DeviceMemory::Get().Contains(dst)) {
+      ZeroDeviceBytes(dst, bytes);
+    } else if (width == 1) {
       std::memset(out, static_cast<int>(value & 0xff), bytes);
     } else {
       for (std::size_t i = 0; i < count; ++i) std::memcpy(out + i * width, &value, width);

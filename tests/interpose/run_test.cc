@@ -195,6 +195,7 @@ TEST(RunTest, PitchedCopiesSymbolsAndMemoryPools) {
   EXPECT_THAT(out, HasSubstr("default pool: 1048576 bytes used"));
   EXPECT_THAT(out, HasSubstr("own pool: high 4096, now 0"));
   EXPECT_THAT(out, HasSubstr("cudaMalloc(SIZE_MAX): cudaErrorMemoryAllocation"));
+  EXPECT_THAT(out, HasSubstr("zeroed and copied from fresh memory: as written"));
   EXPECT_THAT(out, HasSubstr("memory apis: ok"));
   EXPECT_THAT(out, Not(HasSubstr("not supported")));
 }

@@ -172,9 +172,10 @@ TEST(LauncherTest, TorchrunAsTheCommandRunsOneAgentPerNode) {
   EXPECT_THAT(out, HasSubstr("agent 0 of 2 at 127.0.0.1 sees 8 port-set=yes")) << out;
   EXPECT_THAT(out, HasSubstr("agent 1 of 2 at 127.0.0.1 sees 8 port-set=yes")) << out;
   // Agents of fewer GPUs than a node share it, and each is still a node of torchrun's.
-  std::tie(status, out) = Myriad("run tests/examples/data/h100-2-nodes.toml --processes 4 "
-                                 "--devices-per-process 4 -- " +
-                                 dir + "/torchrun --nproc-per-node 4 train.py");
+  std::tie(status, out) = Myriad(
+      "run tests/examples/data/h100-2-nodes.toml --processes 4 "
+      "--devices-per-process 4 -- " +
+      dir + "/torchrun --nproc-per-node 4 train.py");
   EXPECT_EQ(status, 0) << out;
   for (int agent = 0; agent < 4; ++agent)
     EXPECT_THAT(out, HasSubstr("agent " + std::to_string(agent) + " of 4 at 127.0.0.1 sees 4"))

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 __device__ float scale[4];
 
@@ -86,6 +87,28 @@ int main() {
   CHECK(cudaFreeAsync(outlives, nullptr));
   ok &= cudaMemPoolDestroy(pool) == cudaErrorInvalidValue;  // a default pool stays
   CHECK(cudaFree(matrix));
+  // Zeroing gives whole pages back and a copy from never-written memory zeroes its
+  // destination (runtime.cc): what reads back is what CUDA would give, page edges included.
+  {
+    constexpr size_t kBytes = 1 << 20;
+    std::vector<unsigned char> host(kBytes, 0xab), back(kBytes);
+    unsigned char *written = nullptr, *fresh = nullptr;
+    CHECK(cudaMalloc(&written, kBytes));
+    CHECK(cudaMalloc(&fresh, kBytes));
+    CHECK(cudaMemcpy(written, host.data(), kBytes, cudaMemcpyHostToDevice));
+    CHECK(cudaMemset(written + 1000, 0, 300000));  // unaligned at both ends
+    CHECK(cudaMemcpy(back.data(), written, kBytes, cudaMemcpyDeviceToHost));
+    bool zeroed = true;
+    for (size_t i = 0; i < kBytes; ++i) zeroed &= back[i] == (i >= 1000 && i < 301000 ? 0 : 0xab);
+    CHECK(cudaMemcpy(written + 7, fresh, 500000, cudaMemcpyDeviceToDevice));
+    CHECK(cudaMemcpy(back.data(), written, kBytes, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < kBytes; ++i)
+      zeroed &= back[i] == (i >= 7 && i < 500007 ? 0 : i >= 1000 && i < 301000 ? 0 : 0xab);
+    ok &= zeroed;
+    std::printf("zeroed and copied from fresh memory: %s\n", zeroed ? "as written" : "MISMATCH");
+    CHECK(cudaFree(written));
+    CHECK(cudaFree(fresh));
+  }
   // More than the GPU holds fails as CUDA's does (SIZE_MAX used to round to 0 and succeed).
   void* huge = nullptr;
   const cudaError_t too_big = cudaMalloc(&huge, SIZE_MAX);
