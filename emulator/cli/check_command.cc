@@ -13,6 +13,7 @@
 #include "myriad/emulator/scenario.h"
 #include "myriad/emulator/units.h"
 #include "myriad/netmodel/flow_model.h"
+#include "myriad/netmodel/power.h"
 
 namespace myriad::cli {
 namespace {
@@ -131,6 +132,21 @@ void Describe(const emulator::Scenario& s, Report& r) {
   r.Traced("NVLink efficiency", FormatNumber(gpu.nvlink_efficiency), "gpu.nvlink_efficiency");
   r.Traced("channel bandwidth", FormatBandwidth(gpu.channel_bandwidth), "gpu.channel_bandwidth");
   r.Traced("NVLink SHARP", YesNo(gpu.nvlink_sharp), "gpu.nvlink_sharp");
+  if (gpu.tensor_power > 0) {
+    r.Traced("power limit", fmt::format("{:.0f} W", gpu.power_limit), "gpu.power_limit");
+    const double clock = netmodel::SustainedTensorClock(gpu);
+    r.Line("sustained tensor clock",
+           s.sustained_clocks
+               ? fmt::format("{:.3f} of the short-benchmark clock ({:.0f} TFLOP/s BF16)", clock,
+                             clock * gpu.bf16_flops / 1e12)
+               : "not applied ([timing] clocks = \"boost\")",
+           fmt::format("power model: idle {:.0f} W, {:.0f} W at full clock, exponent {:.2f} "
+                       "(docs/kernel-timing.md)",
+                       gpu.idle_power, gpu.tensor_power, gpu.clock_power_exponent));
+  } else {
+    r.Line("sustained tensor clock", "the short-benchmark clock",
+           "no power model for this GPU (docs/kernel-timing.md)");
+  }
 
   const netmodel::ScaleUp& up = c.scale_up;
   r.Section("scale-up (per GPU, per direction)");

@@ -140,6 +140,16 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
     }
     return true;
   }
+  if (a == "--clocks") {
+    auto v = value();
+    if (v && (*v == "sustained" || *v == "boost")) {
+      o.timing.sustained_clocks = *v == "sustained";
+      flags.clocks_given = true;
+    } else {
+      error = "--clocks must be sustained or boost" + (v ? ", got '" + *v + "'" : std::string());
+    }
+    return true;
+  }
   if (a == "--max-queued-ops") {
     if (number("a count of ops (0: unbounded)", &x))
       o.max_queued_ops = static_cast<std::uint64_t>(x);

@@ -21,6 +21,7 @@ struct RunFlags {
   std::string timeline_path;
   std::string html_path;        // --html: the HTML report
   bool fidelity_given = false;  // --fidelity overrides the scenario's [network] fidelity
+  bool clocks_given = false;    // --clocks overrides the scenario's [timing] clocks
   std::string baseline_path;    // --baseline: gate this run's report against it
   emulator::GateOptions gate;   // --max-regression
   bool json = false;            // --json: the JSON report on stdout in place of the summary
@@ -36,6 +37,7 @@ struct RunFlags {
     if (timeline_path.empty())
       options.timeline_max_ranks = html_path.empty() ? 0 : std::min(options.timeline_max_ranks, 8);
     if (!fidelity_given) options.fidelity = scenario.fidelity;
+    if (!clocks_given) options.timing.sustained_clocks = scenario.sustained_clocks;
     options.flow = scenario.flow;
     // The command line's profiles first: the first that answers wins.
     options.timing.profile_paths.insert(options.timing.profile_paths.end(),
@@ -67,6 +69,9 @@ inline constexpr const char* kRunFlagsUsage =
     "                           (default \"iteration\")\n"
     "  --fidelity MODEL         the network model: analytical (each collective alone) or flow\n"
     "                           (flows sharing links; default: the scenario's [network])\n"
+    "  --clocks MODE            sustained: tensor-core kernels at the clock a long load holds\n"
+    "                           under the GPU's power limit (default: the scenario's [timing]);\n"
+    "                           boost: at the clock of short benchmarks (docs/kernel-timing.md)\n"
     "  --log-level LEVEL        trace, debug, info, warn (default), error, off\n"
     "  --progress               show progress on stderr even when it is not a terminal (a\n"
     "                           line every 250 ms; on a terminal one line is rewritten)\n"

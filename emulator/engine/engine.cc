@@ -461,6 +461,7 @@ RunResult Simulation::Collect() {
   result.uncovered_kernels = timer_->Uncovered(names_);
   result.guessed_kernels = timer_->Guessed(names_);
   result.kernel_families = timer_->Families();
+  result.clocks = timer_->clocks();
   // A launch longer than a step is checked against steps the program marked, not the run.
   result.implausible_kernels = timer_->Implausible(
       names_, result.iteration_ends.size() >= 2 ? result.iteration_time() : SimTime{0});

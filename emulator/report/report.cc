@@ -94,6 +94,23 @@ std::string ByteSize(std::uint64_t bytes) {
 
 namespace {
 
+// Which clock tensor-core kernels ran at, and what the power limit added to their time.
+std::string ClocksLine(const RunResult& result) {
+  const ClockStats& c = result.clocks;
+  if (!c.sustained) return "clocks: every kernel at the short-benchmark clock (--clocks boost)";
+  if (c.power_limit <= 0)
+    return "clocks: the short-benchmark clock (no power model for this GPU: its sustained "
+           "clock is not known)";
+  SimTime kernel_time = 0;
+  for (const ProviderStats& p : result.kernel_timing) kernel_time += p.total;
+  return fmt::format(
+      "clocks: tensor-core kernels at {:.3f} of the short-benchmark clock under the {:.0f} W "
+      "limit (power model, docs/kernel-timing.md): +{} us, {:.1f}% of kernel time",
+      c.clock, c.power_limit, Us(c.added),
+      kernel_time > 0 ? 100.0 * static_cast<double>(c.added) / static_cast<double>(kernel_time)
+                      : 0.0);
+}
+
 std::string IterationNote(const RunResult& result) {
   const size_t n = result.iteration_ends.size();
   if (n < 2) return "(no two iteration markers: the whole run)";
@@ -167,6 +184,7 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
   out += "kernel timing (first answer wins)\n";
   for (const ProviderStats& p : result.kernel_timing)
     out += fmt::format("  {:<28} {:>10} ops {:>16} us\n", p.provider, p.ops, Us(p.total));
+  out += "  " + ClocksLine(result) + "\n";
   if (!result.guessed_kernels.empty()) {
     // The guesses' share of all kernel time: how much of the prediction rests on them.
     SimTime kernel_time = 0;
@@ -325,6 +343,12 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
                        i ? "," : "", Json(f.family), f.ops, Us(f.total), models);
   }
   out += result.kernel_families.empty() ? "],\n" : "\n  ],\n";
+  out += fmt::format(
+      "  \"clocks\": {{\"mode\": {}, \"power_limit_w\": {}, \"tensor_clock\": {}, "
+      "\"added_us\": {}}},\n",
+      Json(result.clocks.sustained ? "sustained" : "boost"),
+      fmt::format("{:.0f}", result.clocks.power_limit), fmt::format("{:.4f}", result.clocks.clock),
+      Us(result.clocks.added));
   if (!result.implausible_kernels.empty()) {
     out += "  \"kernel_errors\": [";
     for (size_t i = 0; i < result.implausible_kernels.size(); ++i) {

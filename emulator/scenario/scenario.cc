@@ -13,6 +13,7 @@
 
 #include "myriad/emulator/units.h"
 #include "myriad/netmodel/hardware.h"
+#include "myriad/netmodel/power.h"
 #include "scenario/toml_reader.h"
 
 namespace myriad::emulator {
@@ -237,8 +238,13 @@ class Resolver {
     const TomlNode* table;
     MYRIAD_RETURN_IF_ERROR(root.Table("timing", &table));
     if (table == nullptr) return Status::Ok();
-    Result<TableReader> reader = TableReader::Open(*table, "timing", {"profiles"});
+    Result<TableReader> reader = TableReader::Open(*table, "timing", {"profiles", "clocks"});
     if (!reader.ok()) return reader.status();
+    Field<std::string> clocks;
+    MYRIAD_RETURN_IF_ERROR(reader->String("clocks", &clocks));
+    if (clocks.present)
+      MYRIAD_RETURN_IF_ERROR(ParseChoice<bool>(clocks, {{"sustained", true}, {"boost", false}},
+                                               &scenario_.sustained_clocks));
     std::vector<Field<std::string>> profiles;
     MYRIAD_RETURN_IF_ERROR(reader->StringList("profiles", &profiles));
     for (const Field<std::string>& p : profiles) {
@@ -769,7 +775,7 @@ class Resolver {
         table ? *table : empty, "cluster.gpu_override",
         {"bf16_flops", "fp8_flops", "fp32_flops", "hbm", "hbm_bandwidth", "hbm_efficiency",
          "sm_count", "kernel_floor", "memory_latency", "nvlink_links", "nvlink_link_bandwidth",
-         "nvlink_efficiency", "channel_bandwidth", "nvlink_sharp"});
+         "nvlink_efficiency", "channel_bandwidth", "nvlink_sharp", "power_limit"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
 
@@ -805,6 +811,12 @@ class Resolver {
         r.Quantity("channel_bandwidth", ParseBandwidth, "38.7GB/s", &channel_bw));
     MYRIAD_RETURN_IF_ERROR(Positive(channel_bw));
     MYRIAD_RETURN_IF_ERROR(r.Boolean("nvlink_sharp", &sharp));
+    Field<double> power_limit;
+    MYRIAD_RETURN_IF_ERROR(r.Quantity("power_limit", ParsePower, "500W", &power_limit));
+    if (power_limit.present) {
+      if (Status ok = netmodel::CheckPowerLimit(cluster_.gpu, power_limit.value); !ok.ok())
+        return power_limit.Error(ok.message());
+    }
 
     netmodel::GpuSpec& gpu = cluster_.gpu;
     const std::string catalog = "catalog " + gpu.key;
@@ -822,6 +834,7 @@ class Resolver {
     Apply(efficiency, &gpu.nvlink_efficiency, "gpu.nvlink_efficiency", catalog);
     Apply(channel_bw, &gpu.channel_bandwidth, "gpu.channel_bandwidth", catalog);
     Apply(sharp, &gpu.nvlink_sharp, "gpu.nvlink_sharp", catalog);
+    Apply(power_limit, &gpu.power_limit, "gpu.power_limit", catalog);
     nvlink_efficiency_origin_ = std::string(scenario_.Origin("gpu.nvlink_efficiency"));
     return Status::Ok();
   }

@@ -65,6 +65,7 @@ constexpr std::array kFlopsUnits = {
     Unit{"TFLOPS", 1e12}, Unit{"PFLOPS", 1e15}, Unit{"FLOP/s", 1},     Unit{"KFLOP/s", 1e3},
     Unit{"MFLOP/s", 1e6}, Unit{"GFLOP/s", 1e9}, Unit{"TFLOP/s", 1e12}, Unit{"PFLOP/s", 1e15},
 };
+constexpr std::array kPowerUnits = {Unit{"W", 1}, Unit{"kW", 1e3}};
 
 struct Quantity {
   double number = 0;
@@ -168,6 +169,10 @@ Result<double> ParseDuration(std::string_view text) {
 
 Result<double> ParseBytes(std::string_view text) {
   return Parse(text, kByteUnits, true, "size", "80GiB, 512KiB, 8M");
+}
+
+Result<double> ParsePower(std::string_view text) {
+  return Parse(text, kPowerUnits, false, "power", "500W, 0.7kW");
 }
 
 Result<double> ParseFlops(std::string_view text) {

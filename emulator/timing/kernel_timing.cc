@@ -8,6 +8,7 @@
 #include <cassert>
 #include <utility>
 
+#include "myriad/netmodel/power.h"
 #include "timing/code_counts.h"
 #include "timing/kernel_names.h"
 #include "timing/launch_guess.h"
@@ -44,22 +45,39 @@ Result<std::unique_ptr<KernelTimer>> KernelTimer::Create(const netmodel::Cluster
     return Status::InvalidArgument("kernel timing: the fallback duration must be >= 0");
   }
   auto timer = std::make_unique<KernelTimer>();
-  timer->chain_.push_back(std::make_unique<TraceProvider>());
-  for (const std::string& path : options.profile_paths) {
-    Result<std::vector<timing::ProfileRow>> rows = timing::ReadProfile(path);
-    if (!rows.ok()) return rows.status();
-    timer->chain_.push_back(
-        std::make_unique<timing::ProfileProvider>("profile " + path, *rows, cluster.gpu.key));
-  }
-  timer->chain_.push_back(std::make_unique<timing::PytorchKernelProvider>(cluster.gpu));
-  // Without the launch guess, kernels no family model knows take the fallback, counted or not.
-  if (options.launch_guess)
-    timer->chain_.push_back(std::make_unique<timing::CodeCountsProvider>(cluster.gpu));
-  timer->chain_.push_back(std::make_unique<timing::LibraryModelProvider>(cluster));
-  if (options.launch_guess) {
-    timer->chain_.push_back(std::make_unique<timing::LaunchGuessProvider>(cluster.gpu));
-    timer->guess_index_ = timer->chain_.size() - 1;
-  }
+  // Model providers for a GPU at some clock; `profiles` adds the measured databases.
+  const auto build = [&](const netmodel::Cluster& at, bool profiles,
+                         std::vector<std::unique_ptr<DurationProvider>>* chain) -> Status {
+    chain->push_back(std::make_unique<TraceProvider>());
+    for (const std::string& path : options.profile_paths) {
+      if (!profiles) {  // a placeholder keeps the chains' places aligned
+        chain->push_back(std::make_unique<TraceProvider>());
+        continue;
+      }
+      Result<std::vector<timing::ProfileRow>> rows = timing::ReadProfile(path);
+      if (!rows.ok()) return rows.status();
+      chain->push_back(
+          std::make_unique<timing::ProfileProvider>("profile " + path, *rows, at.gpu.key));
+    }
+    chain->push_back(std::make_unique<timing::PytorchKernelProvider>(at.gpu));
+    // Without the launch guess, kernels no family model knows take the fallback, counted or
+    // not.
+    if (options.launch_guess)
+      chain->push_back(std::make_unique<timing::CodeCountsProvider>(at.gpu));
+    chain->push_back(std::make_unique<timing::LibraryModelProvider>(at));
+    if (options.launch_guess)
+      chain->push_back(std::make_unique<timing::LaunchGuessProvider>(at.gpu));
+    return Status::Ok();
+  };
+  ClockStats& clocks = timer->clocks_;
+  clocks.sustained = options.sustained_clocks;
+  clocks.clock = options.sustained_clocks ? netmodel::SustainedTensorClock(cluster.gpu) : 1.0;
+  clocks.power_limit = cluster.gpu.tensor_power > 0 ? cluster.gpu.power_limit : 0;
+  netmodel::Cluster timed = cluster;
+  if (clocks.clock < 1) timed.gpu = netmodel::AtSustainedClock(cluster.gpu);
+  MYRIAD_RETURN_IF_ERROR(build(timed, true, &timer->chain_));
+  if (clocks.clock < 1) MYRIAD_RETURN_IF_ERROR(build(cluster, false, &timer->boost_chain_));
+  if (options.launch_guess) timer->guess_index_ = timer->chain_.size() - 1;
   for (const auto& provider : timer->chain_) {
     timer->stats_.push_back(ProviderStats{std::string(provider->name()), 0, 0});
     timer->measured_.push_back(provider->measured());
@@ -84,6 +102,13 @@ SimTime KernelTimer::Time(const Op& op, const NameTable& names) {
       duration = *d;
       break;
     }
+  }
+  // Only work on tensor cores runs slower at the sustained clock; a measured duration is the
+  // GPU's own.
+  if (!boost_chain_.empty() && by < chain_.size() && !measured_[by] &&
+      (op.gemm.m > 0 || op.attention.batch > 0 || op.counts.tensor_flops > 0)) {
+    if (const std::optional<SimTime> boost = boost_chain_[by]->Duration(op, names))
+      clocks_.added += std::max<SimTime>(0, duration - *boost);
   }
   Count(op, names, by, duration);
   return duration;

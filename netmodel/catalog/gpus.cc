@@ -6,6 +6,7 @@
 
 #include "catalog/lookup.h"
 #include "myriad/netmodel/hardware.h"
+#include "myriad/netmodel/power.h"
 
 namespace myriad::netmodel {
 namespace {
@@ -56,6 +57,31 @@ constexpr double kKernelFloorAmpere = 3e-6;
 // Hopper and Blackwell: assumed 2 us, inside kernels.md 3.6's H100 and B200 rows (shortest
 // kernels 1.12-2.31 us, p5 1.50-4.96 us).
 constexpr double kKernelFloorAssumed = 2e-6;
+
+// H100 SXM power (power.h). Limit: the SXM5 datasheet's maximum TDP, 700 W, the default.
+// Idle: assumed 10% of it; only limits other than the two below depend on it.
+constexpr double kH100PowerLimit = 700;
+constexpr double kH100IdlePower = 70;
+// Two sustained operating points, each the measured rate over this GEMM model's (which is set
+// by short benchmarks: kernels.md 1.1-1.2's 2048^3-8192^3 BF16 rows, 41-55 ms of GEMMs per
+// size, within 5% of it), so each is the clock a long tensor-core load holds:
+// - 500 W (kernels.md 1.3, pytorch/FBGEMM PR #2546, "H100 at 500 W cap"): BF16 8192^3,
+//   65536x8192x7168 and 65536x3584x8192 at 585.23, 575.12 and 546.31 TFLOP/s, against 804.2,
+//   805.3 and 806.3 modelled: 0.728, 0.714, 0.678, mean 0.707.
+// - 700 W (kernels.md 1.2, zzc0721 #79, H100 80GB HBM3 at its default limit): 10240^3, the
+//   sweep's longest run (about 120 ms of GEMMs), at 719.72 (BF16) and 668.42 (FP16) TFLOP/s
+//   against 807.9 modelled: 0.891 and 0.827, mean 0.859, where 4096^3 and 8192^3 meet the model.
+// They give an exponent of 1.96 (between 1, a fixed voltage, and 3, voltage in proportion to
+// the clock) and a tensor-core draw of 918 W at the rates' clock.
+constexpr double kH100LimitA = 500, kH100ClockA = 0.707;
+constexpr double kH100LimitB = 700, kH100ClockB = 0.859;
+
+void SetH100Power(GpuSpec* g) {
+  g->power_limit = kH100PowerLimit;
+  g->idle_power = kH100IdlePower;
+  // The constants describe a clock that falls with the limit: the fit cannot fail.
+  (void)FitPowerModel(kH100LimitA, kH100ClockA, kH100LimitB, kH100ClockB, g);
+}
 
 GpuSpec A100() {
   GpuSpec g;
@@ -120,6 +146,7 @@ GpuSpec H100() {
   g.channel_bandwidth = kChannelBwHopper;
   g.nvlink_sharp = true;  // NVSwitch gen3 with NVLS (hardware.md)
   g.pcie_generation = 5;
+  SetH100Power(&g);
   return g;
 }
 
@@ -134,6 +161,8 @@ GpuSpec H200() {
   // kernels.md 3.2: torch.compile's RMSNorm forward 4.18 TB/s, cuDNN's 3.7-3.85; hardware.md:
   // a device-to-device copy at about 4.3 TB/s counting reads and writes.
   g.hbm_efficiency = 0.87;
+  // Power: H100's model (set by H100() above), for the same die at the same 700 W limit; no
+  // published capped H200 GEMM row to set its own.
   return g;
 }
 

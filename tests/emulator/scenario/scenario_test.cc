@@ -109,7 +109,8 @@ TEST_F(ScenarioTest, ProvenanceListsEveryResolvedValueInDisplayOrder) {
           Pair("gpu.memory_latency", catalog), Pair("gpu.nvlink_links", catalog),
           Pair("gpu.nvlink_link_bandwidth", catalog), Pair("gpu.nvlink_efficiency", catalog),
           Pair("gpu.channel_bandwidth", catalog), Pair("gpu.nvlink_sharp", catalog),
-          Pair("scale_up.kind", "default"), Pair("scale_up.domain_size", "derived: gpus_per_node"),
+          Pair("gpu.power_limit", catalog), Pair("scale_up.kind", "default"),
+          Pair("scale_up.domain_size", "derived: gpus_per_node"),
           Pair("scale_up.bandwidth", "derived: nvlink_links x nvlink_link_bandwidth"),
           Pair("scale_up.efficiency", catalog), Pair("scale_up.latency", "default"),
           Pair("scale_up.nvls", "derived: gpu.nvlink_sharp"), Pair("scale_out.topology", "default"),
@@ -120,7 +121,7 @@ TEST_F(ScenarioTest, ProvenanceListsEveryResolvedValueInDisplayOrder) {
   std::vector<std::string> keys;
   for (const auto& [key, origin] : many.provenance) keys.push_back(key);
   EXPECT_THAT(
-      std::vector<std::string>(keys.begin() + 23, keys.end()),
+      std::vector<std::string>(keys.begin() + 24, keys.end()),
       ElementsAre("scale_out.topology", "scale_out.nic", "scale_out.nic.rate",
                   "scale_out.nic.efficiency", "scale_out.nic.latency", "scale_out.nics_per_node",
                   "scale_out.switch", "scale_out.switch.latency", "scale_out.oversubscription",
@@ -181,6 +182,29 @@ nvlink_sharp = false
   EXPECT_DOUBLE_EQ(s.cluster.scale_up.efficiency, 0.75);
   EXPECT_EQ(s.Origin("scale_up.efficiency"), "override " + At("gpu.toml", 16, 21));
   EXPECT_FALSE(s.cluster.scale_up.nvls);
+}
+
+TEST_F(ScenarioTest, PowerLimitAndClocks) {
+  const Scenario capped = Load("capped.toml", std::string(kH100Node) + R"(
+[cluster.gpu_override]
+power_limit = "500W"
+)");
+  EXPECT_DOUBLE_EQ(capped.cluster.gpu.power_limit, 500);
+  EXPECT_EQ(capped.Origin("gpu.power_limit"), "override " + At("capped.toml", 8, 15));
+  EXPECT_TRUE(capped.sustained_clocks);
+  EXPECT_DOUBLE_EQ(Load("default.toml", kH100Node).cluster.gpu.power_limit, 700);
+  const Scenario boost =
+      Load("boost.toml", std::string(kH100Node) + "[timing]\nclocks = \"boost\"\n");
+  EXPECT_FALSE(boost.sustained_clocks);
+  EXPECT_THAT(Error("idle.toml",
+                    std::string(kH100Node) + "[cluster.gpu_override]\npower_limit = \"50W\"\n"),
+              HasSubstr("idle.toml:7:15: cluster.gpu_override.power_limit: a power limit must "
+                        "be above the GPU's idle draw (70 W for h100-sxm)"));
+  EXPECT_THAT(Error("unit.toml",
+                    std::string(kH100Node) + "[cluster.gpu_override]\npower_limit = \"500\"\n"),
+              HasSubstr("bad power '500'"));
+  EXPECT_THAT(Error("clocks.toml", std::string(kH100Node) + "[timing]\nclocks = \"turbo\"\n"),
+              HasSubstr("clocks.toml:7:10: timing.clocks: must be \"sustained\" or \"boost\""));
 }
 
 TEST_F(ScenarioTest, OverridingNvlinkSharpAllowsNvlsOnA100) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "myriad/netmodel/hardware.h"
+#include "myriad/netmodel/power.h"
 #include "timing/library_model.h"
 
 namespace myriad::emulator::timing {
@@ -32,6 +33,18 @@ std::vector<std::vector<std::string>> ReadRows(const std::string& file) {
     rows.push_back(fields);
   }
   return rows;
+}
+
+// A catalog GPU; "KEY@LIMITW" is it under that power limit, at the clock a sustained
+// tensor-core load holds there (netmodel/power.h).
+Result<netmodel::GpuSpec> GpuOf(const std::string& key) {
+  const std::size_t at = key.find('@');
+  Result<netmodel::GpuSpec> gpu = netmodel::FindGpu(key.substr(0, at));
+  if (!gpu.ok() || at == std::string::npos) return gpu;
+  if (key.back() != 'W') return Status::InvalidArgument("bad power limit in " + key);
+  netmodel::GpuSpec limited = *gpu;
+  limited.power_limit = std::stod(key.substr(at + 1, key.size() - at - 2));
+  return netmodel::AtSustainedClock(limited);
 }
 
 DataType ParseType(const std::string& name) {
@@ -78,7 +91,7 @@ TEST(KernelReferenceTest, GemmRows) {
   std::vector<Outcome> outcomes;
   for (const auto& f : ReadRows("gemm_reference.tsv")) {
     ASSERT_EQ(f.size(), 10u) << f[0];
-    auto gpu = netmodel::FindGpu(f[1]);
+    auto gpu = GpuOf(f[1]);
     ASSERT_TRUE(gpu.ok()) << f[0];
     GemmShape shape;
     shape.dtype = ParseType(f[2]);
@@ -100,7 +113,7 @@ TEST(KernelReferenceTest, AttentionRows) {
   std::vector<Outcome> outcomes;
   for (const auto& f : ReadRows("attention_reference.tsv")) {
     ASSERT_EQ(f.size(), 12u) << f[0];
-    auto gpu = netmodel::FindGpu(f[1]);
+    auto gpu = GpuOf(f[1]);
     ASSERT_TRUE(gpu.ok()) << f[0];
     AttentionShape a;
     auto kernel = ParseAttentionKernel(f[2]);
@@ -130,7 +143,7 @@ TEST(KernelReferenceTest, StreamingRows) {
   std::vector<Outcome> outcomes;
   for (const auto& f : ReadRows("streaming_reference.tsv")) {
     ASSERT_EQ(f.size(), 5u) << f[0];
-    auto gpu = netmodel::FindGpu(f[1]);
+    auto gpu = GpuOf(f[1]);
     ASSERT_TRUE(gpu.ok()) << f[0];
     const double predicted = StreamingKernelSeconds(std::stoull(f[2]), *gpu) * 1e6;
     outcomes.push_back({f[0], predicted, std::stod(f[3]), "us", f[4]});

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "myriad/emulator/kernel_timing.h"
+#include "myriad/netmodel/power.h"
 #include "tests/netmodel/test_clusters.h"
 #include "timing/code_counts.h"
 #include "timing/launch_guess.h"
@@ -125,6 +126,7 @@ TEST(KernelTimer, FirstAnswerWinsInChainOrder) {
   KernelTimingOptions options;
   options.profile_paths = {a, b};
   options.fallback_duration = 7 * kPicosPerMicro;
+  options.sustained_clocks = false;  // the models at the catalog's rates
   auto timer = MakeTimer(cluster, options);
   ASSERT_NE(timer, nullptr);
   EXPECT_EQ(ProviderNames(*timer),
@@ -361,7 +363,9 @@ TEST(KernelTimer, CountedKernelsRunAtTheirSlowestPipe) {
   const timing::CodeCountsEstimate e = timing::EstimateCodeCounts(op, cluster.gpu);
   EXPECT_DOUBLE_EQ(e.tensor, op.counts.tensor_flops / cluster.gpu.bf16_flops);
   EXPECT_GT(e.tensor, e.memory);
-  auto timer = MakeTimer(cluster);
+  KernelTimingOptions boost;
+  boost.sustained_clocks = false;  // the catalog's rates, as EstimateCodeCounts was given
+  auto timer = MakeTimer(cluster, boost);
   ASSERT_NE(timer, nullptr);
   EXPECT_EQ(timer->Time(op, names), timing::SecondsToSim(e.tensor + cluster.gpu.kernel_floor));
   EXPECT_EQ(timer->stats()[2].provider, "kernel code");
@@ -427,6 +431,41 @@ TEST(KernelTimer, DurationsPastAPhysicalBoundAreNamed) {
   EXPECT_NE(bad[1].why.find("longer than the whole step"), std::string::npos) << bad[1].why;
   EXPECT_EQ(bad[2].name, "_Z4longv");
   EXPECT_TRUE(timer->Implausible(names, 100'000 * kPicosPerMicro).size() == 1u);
+}
+
+// Under a power limit, tensor-core kernels run at the sustained clock (netmodel/power.h) and the
+// timer says what that added; memory-bound work keeps its rate.
+TEST(KernelTimer, SustainedClocksSlowTensorCoreKernelsOnly) {
+  netmodel::Cluster cluster = DgxCluster("h100-sxm", 1);
+  cluster.gpu.power_limit = 500;
+  auto timer = MakeTimer(cluster);
+  KernelTimingOptions boost_options;
+  boost_options.sustained_clocks = false;
+  auto boost = MakeTimer(cluster, boost_options);
+  ASSERT_NE(timer, nullptr);
+  ASSERT_NE(boost, nullptr);
+  NameTable names;
+  Op gemm = Kernel(names, "cublas_gemm");
+  gemm.gemm = GemmShape{8192, 8192, 8192, 1, DataType::kBfloat16};
+  const SimTime at_boost = boost->Time(gemm, names);
+  const SimTime sustained = timer->Time(gemm, names);
+  const SimTime expected = timing::SecondsToSim(
+      timing::EstimateGemm(gemm.gemm, netmodel::AtSustainedClock(cluster.gpu)).seconds);
+  EXPECT_EQ(sustained, expected);
+  // An 8192^3 GEMM is compute-bound: nearly the whole of it slows by the clock.
+  EXPECT_NEAR(static_cast<double>(at_boost) / static_cast<double>(sustained), 0.707, 0.01);
+  EXPECT_EQ(timer->clocks().added, sustained - at_boost);
+  EXPECT_NEAR(timer->clocks().clock, 0.707, 1e-9);
+  EXPECT_EQ(timer->clocks().power_limit, 500);
+  EXPECT_TRUE(timer->clocks().sustained);
+  EXPECT_EQ(boost->clocks().added, 0);
+  EXPECT_FALSE(boost->clocks().sustained);
+
+  Op memset;
+  memset.kind = OpKind::kMemset;
+  memset.bytes = 1 << 30;
+  EXPECT_EQ(timer->Time(memset, names), boost->Time(memset, names));
+  EXPECT_EQ(timer->clocks().added, sustained - at_boost);  // nothing added for it
 }
 
 }  // namespace

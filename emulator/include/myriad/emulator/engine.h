@@ -134,6 +134,7 @@ struct RunResult {
   std::vector<UncoveredKernel> uncovered_kernels;
   std::vector<GuessedKernel> guessed_kernels;  // timed by the launch guess, largest first
   std::vector<FamilyStats> kernel_families;    // kernel time by family and model, largest first
+  ClockStats clocks;  // the tensor-core clock under the power limit, and what it added
   std::vector<ImplausibleKernel> implausible_kernels;  // durations past a physical bound
   std::vector<CollectiveStats> collectives;            // by communicator, op, size
   std::uint64_t simulated_ops = 0;

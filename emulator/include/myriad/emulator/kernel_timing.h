@@ -79,6 +79,18 @@ struct KernelTimingOptions {
   // Kernels no family model knows: counted from their code or guessed from their launch
   // (true), or the fallback (false).
   bool launch_guess = true;
+  // Tensor-core work at the clock a sustained load holds under the GPU's power limit
+  // (netmodel/power.h), or at the rates' (short-benchmark) clock.
+  bool sustained_clocks = true;
+};
+
+// What the power limit cost: tensor-core kernels ran at `clock` of the rates' clock under a
+// `power_limit`-watt limit, and took `added` longer in all than at that clock.
+struct ClockStats {
+  bool sustained = false;  // the timing options' sustained_clocks
+  double power_limit = 0;  // watts; 0: the GPU has no power model
+  double clock = 1;
+  SimTime added = 0;
 };
 
 class KernelTimer {
@@ -98,6 +110,8 @@ class KernelTimer {
   std::vector<GuessedKernel> Guessed(const NameTable& names) const;
   // Kernel time by family, largest first (ties by name), with the providers that timed each.
   std::vector<FamilyStats> Families() const;
+  // The clock tensor-core kernels ran at, and what it added to their time.
+  const ClockStats& clocks() const { return clocks_; }
   // Kernels past a physical bound (by name): more bytes than the GPU holds, or, given a step
   // time (> 0), one launch longer than it.
   std::vector<ImplausibleKernel> Implausible(const NameTable& names, SimTime step) const;
@@ -111,6 +125,10 @@ class KernelTimer {
   void Count(const Op& op, const NameTable& names, std::size_t by, SimTime duration);
 
   std::vector<std::unique_ptr<DurationProvider>> chain_;
+  // The same models at the rates' clock, when the sustained clock is lower: what each
+  // tensor-core kernel would have taken there (empty otherwise).
+  std::vector<std::unique_ptr<DurationProvider>> boost_chain_;
+  ClockStats clocks_;
   std::vector<ProviderStats> stats_;
   std::vector<bool> measured_;  // by chain place: DurationProvider::measured()
   SimTime fallback_ = 0;

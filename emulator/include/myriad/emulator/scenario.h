@@ -61,6 +61,9 @@ struct Scenario {
   // [timing] profiles: kernel profile databases, searched after the command line's
   // (--profile), each path resolved against the directory of the file that names it.
   std::vector<std::string> profiles;
+  // [timing] clocks: tensor-core kernels at the clock a sustained load holds under the GPU's
+  // power limit ("sustained", the default), or at the short-benchmark clock ("boost").
+  bool sustained_clocks = true;
 
   // The origin recorded for `key`, or "" when none was.
   std::string_view Origin(std::string_view key) const;

@@ -28,6 +28,9 @@ Result<double> ParseBytes(std::string_view text);
 // FLOP per second: FLOPS GFLOPS TFLOPS PFLOPS, or FLOP/s GFLOP/s TFLOP/s PFLOP/s (decimal).
 Result<double> ParseFlops(std::string_view text);
 
+// Watts: W, kW.
+Result<double> ParsePower(std::string_view text);
+
 // Output: the largest unit that keeps the number at least 1, at most two decimals, trailing
 // zeros dropped: FormatBytes(80 * 2^30) = "80 GiB" (binary), FormatBandwidth(450e9) =
 // "450 GB/s" (decimal bytes), FormatDuration(2e-6) = "2 us", FormatFlops(989.4e12) =

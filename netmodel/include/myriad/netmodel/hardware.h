@@ -43,6 +43,15 @@ struct GpuSpec {
   double channel_bandwidth = 0;
   bool nvlink_sharp = false;  // NVSwitch multicast/reduction (NVLS) available
   int pcie_generation = 0;    // host link, x16
+  // Power and clocks (power.h): the rates above are what short benchmarks measure, at the
+  // clock the GPU holds before its power limit binds. Watts.
+  double power_limit = 0;  // the board limit in force (the datasheet's default)
+  double idle_power = 0;   // the board's draw with clocks up and no work
+  // What a dense tensor-core load would draw at the rates' clock if nothing capped it, and
+  // the exponent of the clock in the power above idle (P - idle ~ clock^exponent). 0: no
+  // power model for this GPU; it holds its rates' clock under any load.
+  double tensor_power = 0;
+  double clock_power_exponent = 0;
 };
 
 struct NicSpec {
