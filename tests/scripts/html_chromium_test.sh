@@ -18,11 +18,13 @@ if ! command -v chromium >/dev/null; then
     { echo "SKIP: Debian's chromium cannot be installed on this machine"; exit 77; }
 fi
 
-# Renders $1 (a file) to $2.png; its console messages (errors included) to $2.log.
+# Renders $1 (a file) to $2.png; its console messages (errors included) to $2.log. The window
+# is tall enough for the whole simulate page: its last chart (the links) sat at the bottom edge
+# of a 2600-pixel window, where a line more text above it cut it off.
 render() {
   timeout 120 chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars \
     --user-data-dir="$work/profile" --enable-logging=stderr --v=0 \
-    --window-size=1200,"${3:-2600}" --screenshot="$2.png" "file://$1" 2>"$2.log" >/dev/null
+    --window-size=1200,"${3:-4000}" --screenshot="$2.png" "file://$1" 2>"$2.log" >/dev/null
 }
 console_errors() { grep -E 'CONSOLE|Uncaught' "$1.log" || true; }
 
