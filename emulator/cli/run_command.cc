@@ -28,6 +28,7 @@
 #include "myriad/emulator/live.h"
 #include "myriad/emulator/scenario.h"
 #include "myriad/emulator/trace.h"
+#include "myriad/emulator/validation_set.h"
 
 #ifndef MYRIAD_SHIM_DIR
 #define MYRIAD_SHIM_DIR ""
@@ -609,6 +610,9 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
         plan->live_ranks_text(), plan->live == 1 ? "a process" : "processes",
         plan->world - plan->live));
   if (!fold_check_note.empty()) context.notes.push_back(fold_check_note);
+  // How sure this is: the published rows of programs run as this one was (docs/validation.md).
+  context.notes.push_back(
+      emulator::ValidationLine(emulator::PredictedBy::kRun, cluster.gpu, /*moe=*/false));
   // A run that ended badly still reports what ran, marked as failed.
   const emulator::RunResult& ran = result.ok() ? *result : partial;
   // An empty report is not a prediction: say why nothing was simulated.

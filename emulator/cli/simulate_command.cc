@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/run_flags.h"
 #include "myriad/emulator/scenario.h"
+#include "myriad/emulator/validation_set.h"
 #include "myriad/emulator/workload.h"
 
 namespace myriad::cli {
@@ -136,6 +137,10 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
   if (par.cp > 1) layout += fmt::format(" x cp {}", par.cp);
   if (par.ep > 1) layout += fmt::format(", ep {}", par.ep);
   if (v > 1) layout += fmt::format(", {} virtual stages", v);
+  // How sure this is: the published rows of the same kind (docs/validation.md).
+  const bool moe = spec.model.experts > 0;
+  const emulator::ValidationSpread spread =
+      emulator::SpreadFor(emulator::PredictedBy::kSimulate, cluster.gpu, moe);
   emulator::RunContext context{"simulate",
                                scenario->name,
                                scenario_path,
@@ -156,6 +161,9 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
       {"exposed_comm_us_per_iteration", "{" + exposed_json + "}"},
       {"parameters", fmt::format("{:.0f}", spec.parameters())},
       {"active_parameters", fmt::format("{:.0f}", spec.active_parameters())},
+      {"validation",
+       fmt::format("{{\"rows\": {}, \"median_error\": {:.4f}, \"worst_error\": {:.4f}}}",
+                   spread.rows, spread.median_error, spread.worst_error)},
       {"memory_per_gpu_bytes",
        fmt::format("{{\"stage\": {}, \"weights\": {:.0f}, \"gradients\": {:.0f}, "
                    "\"optimizer\": {:.0f}, \"activations\": {:.0f}, \"total\": {:.0f}}}",
@@ -174,7 +182,8 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
         "  {:<22} {:>14.4f}\n"
         "  exposed comm (us/iter)  {}  (mean over ranks)\n"
         "  memory per GPU (GiB)   {:>14.2f}  stage {}: weights {:.2f}, gradients {:.2f}, optimizer "
-        "{:.2f}, activations {:.2f} ({} {} in flight), of {:.1f}\n",
+        "{:.2f}, activations {:.2f} ({} {} in flight), of {:.1f}\n"
+        "  {}\n",
         cluster.total_gpus(), layout, m, spec.training.micro_batch, tokens / seconds, tflops,
         spec.training.causal_attention_flops ? " with causal attention halved" : "",
         fmt::format("{:.4g}", spec.iteration_flops()), mfu_tflops / peak,
@@ -182,7 +191,8 @@ int RunSimulate(const std::vector<std::string>& args, std::ostream& out, std::os
         v > 1 ? "bubble (p-1)/(vm+p-1)" : "1F1B bubble (p-1)/(m+p-1)", bubble, exposed_text,
         mem.peak() / kGiB, stage, mem.weights / kGiB, mem.gradients / kGiB, mem.optimizer / kGiB,
         mem.peak_activations / kGiB, mem.in_flight, v > 1 ? "model chunks" : "micro-batches",
-        cluster.gpu.hbm_bytes / kGiB);
+        cluster.gpu.hbm_bytes / kGiB,
+        emulator::ValidationLine(emulator::PredictedBy::kSimulate, cluster.gpu, moe));
   return status != kExitOk
              ? status
              : GateAgainstBaseline(*result, context, flags, flags.json ? err : out, err);

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "myriad/emulator/validation_set.h"
 #include "tests/support/run_command.h"
 
 namespace myriad::emulator {
@@ -42,6 +43,14 @@ TEST_P(MegatronRowTest, PredictsThePublishedThroughput) {
   const double predicted = std::strtod(json.c_str() + at + key.size(), nullptr);
   EXPECT_NEAR(predicted / row.published - 1, 0, row.tolerance)
       << row.params << ": predicted " << predicted << ", published " << row.published;
+  // The summaries' error bars (validation_set.cc) quote this row as predicted today.
+  const ValidationRow* quoted =
+      FindValidationRow(std::string("megatron-a100-") + row.params, PredictedBy::kSimulate);
+  ASSERT_NE(quoted, nullptr) << row.params << " is missing from the validation set";
+  EXPECT_DOUBLE_EQ(quoted->published, row.published);
+  EXPECT_NEAR(quoted->predicted / predicted, 1, 1e-3)
+      << row.params << ": the validation set says " << quoted->predicted << ", predicted "
+      << predicted;
 }
 
 INSTANTIATE_TEST_SUITE_P(Sc21Table1, MegatronRowTest,

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "myriad/emulator/validation_set.h"
 #include "tests/support/run_command.h"
 
 namespace myriad::emulator {
@@ -53,6 +54,8 @@ TEST_P(TorchtitanRowTest, PredictsThePublishedThroughputOrSaysWhyNot) {
         row.scenario + ".toml 2>&1 >/dev/null");
     EXPECT_NE(status, 0) << row.scenario << " now runs: give it its published row's check";
     EXPECT_NE(output.find(row.fails_with), std::string::npos) << output;
+    EXPECT_EQ(FindValidationRow(row.scenario, PredictedBy::kSimulate), nullptr)
+        << row.scenario << " is not predicted: it has no place in the validation set";
     return;
   }
   ASSERT_EQ(myriad::testing::RunCommand(command).first, 0) << command;
@@ -66,6 +69,13 @@ TEST_P(TorchtitanRowTest, PredictsThePublishedThroughputOrSaysWhyNot) {
   };
   const double per_gpu = number("tokens_per_second") / number("gpus");
   const double error = per_gpu / row.published - 1;
+  // The summaries' error bars (validation_set.cc) quote this row as predicted today.
+  const ValidationRow* quoted = FindValidationRow(row.scenario, PredictedBy::kSimulate);
+  ASSERT_NE(quoted, nullptr) << row.scenario << " is missing from the validation set";
+  EXPECT_DOUBLE_EQ(quoted->published, row.published);
+  EXPECT_NEAR(quoted->predicted / per_gpu, 1, 1e-4)
+      << row.scenario << ": the validation set says " << quoted->predicted << ", predicted "
+      << per_gpu;
   if (row.gate) {
     EXPECT_LE(std::abs(error), kTolerance) << row.scenario << ": predicted " << per_gpu
                                            << " tokens/s per GPU, published " << row.published;
