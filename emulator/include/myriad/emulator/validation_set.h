@@ -15,8 +15,10 @@ namespace myriad::emulator {
 enum class PredictedBy { kSimulate, kRun };
 
 struct ValidationRow {
-  std::string_view name;      // "torchtitan Llama 3 8B, 8 GPUs, eager"
-  std::string_view scenario;  // under scenarios/validation/, without ".toml"
+  std::string_view name;  // "torchtitan Llama 3 8B, 8 GPUs, eager"
+  // A simulate row's scenario under scenarios/validation/, without ".toml"; a run row's id
+  // (the torchtitan row it reproduces).
+  std::string_view scenario;
   PredictedBy by;
   int architecture;  // the GPUs' compute capability major: 8 Ampere, 9 Hopper, 10 Blackwell
   int gpus;
