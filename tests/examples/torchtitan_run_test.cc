@@ -168,10 +168,11 @@ TEST(Torchtitan, Reduced405bLayoutFoldedAroundItsStagesEqualsUnfolded) {
   const std::vector<Step> folded = Steps(folded_out), unfolded = Steps(out);
   ASSERT_EQ(folded.size(), 6u) << folded_out;  // 3 steps, logged by each live stage
   ASSERT_EQ(unfolded.size(), 24u) << out;      // 3 steps, logged by each of the 8 ranks
-  // Every rank of a run logs one figure per step here (the stages wait for each other). Step
-  // 3's TFLOP/s differs in its last printed digit (229.66 folded, 229.65 unfolded, measured
-  // 2026-12-06: a few microseconds of a 0.9 s step, cause not found yet), so TFLOP/s is
-  // compared to 0.01 and tokens/s exactly.
+  // Every rank of a run logs the same tokens/s per step here (the stages wait for each other).
+  // TFLOP/s, printed to two decimals from each rank's own timer, can differ in its last digit
+  // between the stages of one run (the power model's step times put one at 197.125 or so) and
+  // between the runs (229.66 folded, 229.65 unfolded, 2026-12-06: a few microseconds of a 0.9 s
+  // step, cause not found yet): so TFLOP/s is compared to 0.01 and tokens/s exactly.
   for (int step = 2; step <= 3; ++step) {
     std::set<double> f_tps, u_tps, f_tflops, u_tflops;
     for (const Step& s : folded)
@@ -181,9 +182,12 @@ TEST(Torchtitan, Reduced405bLayoutFoldedAroundItsStagesEqualsUnfolded) {
     ASSERT_EQ(f_tps.size(), 1u) << "step " << step << "\n" << folded_out;
     ASSERT_EQ(u_tps.size(), 1u) << "step " << step << "\n" << out;
     EXPECT_EQ(*f_tps.begin(), *u_tps.begin()) << "step " << step;
-    ASSERT_EQ(f_tflops.size(), 1u);
-    ASSERT_EQ(u_tflops.size(), 1u);
+    ASSERT_FALSE(f_tflops.empty());
+    ASSERT_FALSE(u_tflops.empty());
+    EXPECT_LE(*f_tflops.rbegin() - *f_tflops.begin(), 0.0101) << "step " << step;
+    EXPECT_LE(*u_tflops.rbegin() - *u_tflops.begin(), 0.0101) << "step " << step;
     EXPECT_NEAR(*f_tflops.begin(), *u_tflops.begin(), 0.0101) << "step " << step;
+    EXPECT_NEAR(*f_tflops.rbegin(), *u_tflops.rbegin(), 0.0101) << "step " << step;
   }
 }
 
