@@ -94,6 +94,16 @@ std::string ByteSize(std::uint64_t bytes) {
 
 namespace {
 
+// All kernel, copy and memset time the timing chain gave, and a part's share of it in percent.
+SimTime KernelTime(const RunResult& result) {
+  SimTime total = 0;
+  for (const ProviderStats& p : result.kernel_timing) total += p.total;
+  return total;
+}
+double Percent(SimTime part, SimTime whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
 // Which clock tensor-core kernels ran at, and what the power limit added to their time.
 std::string ClocksLine(const RunResult& result) {
   const ClockStats& c = result.clocks;
@@ -101,14 +111,10 @@ std::string ClocksLine(const RunResult& result) {
   if (c.power_limit <= 0)
     return "clocks: the short-benchmark clock (no power model for this GPU: its sustained "
            "clock is not known)";
-  SimTime kernel_time = 0;
-  for (const ProviderStats& p : result.kernel_timing) kernel_time += p.total;
   return fmt::format(
       "clocks: tensor-core kernels at {:.3f} of the short-benchmark clock under the {:.0f} W "
       "limit (power model, docs/kernel-timing.md): +{} us, {:.1f}% of kernel time",
-      c.clock, c.power_limit, Us(c.added),
-      kernel_time > 0 ? 100.0 * static_cast<double>(c.added) / static_cast<double>(kernel_time)
-                      : 0.0);
+      c.clock, c.power_limit, Us(c.added), Percent(c.added, KernelTime(result)));
 }
 
 std::string IterationNote(const RunResult& result) {
@@ -187,8 +193,7 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
   out += "  " + ClocksLine(result) + "\n";
   if (!result.guessed_kernels.empty()) {
     // The guesses' share of all kernel time: how much of the prediction rests on them.
-    SimTime kernel_time = 0;
-    for (const ProviderStats& p : result.kernel_timing) kernel_time += p.total;
+    const SimTime kernel_time = KernelTime(result);
     out += "  kernels timed by a guess from their launch (docs/kernel-timing.md), largest first:\n";
     size_t shown = 0;
     for (const GuessedKernel& k : result.guessed_kernels) {
@@ -196,11 +201,8 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
         out += fmt::format("    ... and {} more\n", result.guessed_kernels.size() - 10);
         break;
       }
-      out += fmt::format(
-          "    {:>14} us {:>5.1f}% {:>8} x {}\n", Us(k.total),
-          kernel_time > 0 ? 100.0 * static_cast<double>(k.total) / static_cast<double>(kernel_time)
-                          : 0.0,
-          k.count, Readable(k.name));
+      out += fmt::format("    {:>14} us {:>5.1f}% {:>8} x {}\n", Us(k.total),
+                         Percent(k.total, kernel_time), k.count, Readable(k.name));
     }
   }
   if (!result.uncovered_kernels.empty()) {

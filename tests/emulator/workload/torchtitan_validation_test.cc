@@ -45,13 +45,11 @@ TEST_P(TorchtitanRowTest, PredictsThePublishedThroughputOrSaysWhyNot) {
   const std::string report =
       (std::filesystem::temp_directory_path() / (std::string("myriad_") + row.scenario + ".json"))
           .string();
-  const std::string command = std::string(MYRIAD_BINARY) + " simulate " + MYRIAD_SOURCE_DIR +
-                              "/scenarios/validation/" + row.scenario + ".toml --report " + report +
-                              " >/dev/null 2>&1";
+  const std::string simulate = std::string(MYRIAD_BINARY) + " simulate " + MYRIAD_SOURCE_DIR +
+                               "/scenarios/validation/" + row.scenario + ".toml";
+  const std::string command = simulate + " --report " + report + " >/dev/null 2>&1";
   if (row.fails_with != nullptr) {
-    const auto [status, output] = myriad::testing::RunCommand(
-        std::string(MYRIAD_BINARY) + " simulate " + MYRIAD_SOURCE_DIR + "/scenarios/validation/" +
-        row.scenario + ".toml 2>&1 >/dev/null");
+    const auto [status, output] = myriad::testing::RunCommand(simulate + " 2>&1 >/dev/null");
     EXPECT_NE(status, 0) << row.scenario << " now runs: give it its published row's check";
     EXPECT_NE(output.find(row.fails_with), std::string::npos) << output;
     EXPECT_EQ(FindValidationRow(row.scenario, PredictedBy::kSimulate), nullptr)
