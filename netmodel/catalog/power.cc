@@ -41,6 +41,11 @@ Status FitPowerModel(double limit_a, double clock_a, double limit_b, double cloc
 }
 
 Status CheckPowerLimit(const GpuSpec& gpu, double limit) {
+  // A limit Myriad cannot apply would be taken and do nothing: refused instead.
+  if (!(gpu.tensor_power > 0))
+    return Status::InvalidArgument("no power model for " + gpu.key +
+                                   ": its clock under a power limit is not known "
+                                   "(docs/kernel-timing.md, \"Clocks under a power limit\")");
   if (!(limit > gpu.idle_power))
     return Status::InvalidArgument(
         "a power limit must be above the GPU's idle draw (" +

@@ -74,6 +74,8 @@ TEST(PowerTest, FitRefusesPointsWhoseClockDoesNotFallWithTheLimit) {
 TEST(PowerTest, ALimitBelowIdleIsRefused) {
   EXPECT_FALSE(CheckPowerLimit(H100At(700), 60).ok());
   EXPECT_TRUE(CheckPowerLimit(H100At(700), 300).ok());
+  // A GPU without a model cannot take a limit: it would change nothing.
+  EXPECT_FALSE(CheckPowerLimit(*FindGpu("a100-sxm-80gb"), 250).ok());
 }
 
 }  // namespace

@@ -203,6 +203,14 @@ power_limit = "500W"
   EXPECT_THAT(Error("unit.toml",
                     std::string(kH100Node) + "[cluster.gpu_override]\npower_limit = \"500\"\n"),
               HasSubstr("bad power '500'"));
+  EXPECT_THAT(Error("a100.toml", R"(
+[cluster]
+gpu = "a100-sxm-80gb"
+nodes = 1
+gpus_per_node = 8
+gpu_override = { power_limit = "250W" }
+)"),
+              HasSubstr("cluster.gpu_override.power_limit: no power model for a100-sxm-80gb"));
   EXPECT_THAT(Error("clocks.toml", std::string(kH100Node) + "[timing]\nclocks = \"turbo\"\n"),
               HasSubstr("clocks.toml:7:10: timing.clocks: must be \"sustained\" or \"boost\""));
 }

@@ -26,7 +26,8 @@ GpuSpec AtSustainedClock(const GpuSpec& gpu);
 // describe a clock that falls as the limit does.
 Status FitPowerModel(double limit_a, double clock_a, double limit_b, double clock_b, GpuSpec* gpu);
 
-// Checks a limit against the GPU's power model: above its idle draw.
+// Checks a limit against the GPU's power model: the GPU has one, and the limit is above its
+// idle draw.
 Status CheckPowerLimit(const GpuSpec& gpu, double limit);
 
 }  // namespace myriad::netmodel
