@@ -13,6 +13,7 @@
 #include "myriad/emulator/scenario.h"
 #include "myriad/emulator/units.h"
 #include "myriad/netmodel/flow_model.h"
+#include "myriad/netmodel/overlap.h"
 #include "myriad/netmodel/power.h"
 
 namespace myriad::cli {
@@ -101,6 +102,34 @@ class Report {
 
 std::string YesNo(bool value) { return value ? "yes" : "no"; }
 
+// What a node-wide AllGather (1 GiB, the size of a layer's FSDP gather) takes from the kernels
+// beside it under the shared model: one example of the figures the engine uses.
+void DescribeOverlap(const emulator::Scenario& s, Report& r) {
+  const netmodel::Cluster& c = s.cluster;
+  if (!s.overlap_shared) {
+    r.Line("compute beside communication", "not slowed ([timing] overlap = \"off\")");
+    return;
+  }
+  const int ranks = std::min(c.gpus_per_node, c.total_gpus());
+  const netmodel::CollectiveRequest request{netmodel::CollectiveOp::kAllGather,
+                                            std::uint64_t{1} << 30, ranks};
+  auto est = netmodel::CollectiveModel(c).Estimate(request);
+  if (ranks < 2 || !est.ok() || est->time_us <= 0) {
+    r.Line("compute beside communication", "shared SMs and HBM bandwidth (docs/engine.md)");
+    return;
+  }
+  const double rate = netmodel::HbmBytesPerRank(request) / (est->time_us * 1e-6);
+  r.Line("beside an AllGather",
+         fmt::format("1 GiB over {} GPUs: {} channels ({} of {} SMs), {} of HBM traffic", ranks,
+                     est->channels, est->channels, c.gpu.sm_count, FormatBandwidth(rate)),
+         "collective model; HBM: sent + received bytes over its time (docs/engine.md)");
+  r.Line("  tensor-core kernels",
+         fmt::format("x{:.3f}", netmodel::TensorKernelStretch(c.gpu, est->channels)),
+         "SMs / SMs left");
+  r.Line("  memory-bound kernels", fmt::format("x{:.3f}", netmodel::MemoryKernelStretch(c, rate)),
+         "streaming HBM rate / what the traffic leaves");
+}
+
 void Describe(const emulator::Scenario& s, Report& r) {
   const netmodel::Cluster& c = s.cluster;
   const netmodel::GpuSpec& gpu = c.gpu;
@@ -147,6 +176,7 @@ void Describe(const emulator::Scenario& s, Report& r) {
     r.Line("sustained tensor clock", "the short-benchmark clock",
            "no power model for this GPU (docs/kernel-timing.md)");
   }
+  DescribeOverlap(s, r);
 
   const netmodel::ScaleUp& up = c.scale_up;
   r.Section("scale-up (per GPU, per direction)");

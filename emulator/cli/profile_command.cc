@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -143,6 +144,13 @@ int Import(const std::vector<std::string>& args, std::ostream& out, std::ostream
   return kExitOk;
 }
 
+double MedianOf(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int Validate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> traces;
   std::string gpu_key;
@@ -213,7 +221,10 @@ int Validate(const std::vector<std::string>& args, std::ostream& out, std::ostre
                           {"long_checks", f.long_checks},
                           {"long_median_error", f.long_median_error},
                           {"isolated_checks", f.isolated_checks},
-                          {"isolated_median_error", f.isolated_median_error}});
+                          {"isolated_median_error", f.isolated_median_error},
+                          {"nccl_checks", f.nccl_checks},
+                          {"nccl_median_error", f.nccl_median_error},
+                          {"nccl_shared_median_error", f.nccl_shared_median_error}});
     doc["families"] = families;
     nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
     for (const auto* c : ranked)
@@ -227,6 +238,17 @@ int Validate(const std::vector<std::string>& args, std::ostream& out, std::ostre
                          {"bytes", c->bytes},
                          {"overlapped", c->overlapped}});
     doc["worst_kernels"] = kernels;
+    nlohmann::ordered_json beside = nlohmann::ordered_json::array();
+    for (const auto& p : checked->beside_nccl)
+      beside.push_back({{"name", p.name},
+                        {"grid", {p.grid.x, p.grid.y, p.grid.z}},
+                        {"block", {p.block.x, p.block.y, p.block.z}},
+                        {"beside", p.beside},
+                        {"alone", p.alone},
+                        {"nccl_blocks", p.nccl_blocks},
+                        {"measured_ratio", p.measured_ratio},
+                        {"model_ratio", p.model_ratio}});
+    doc["beside_nccl"] = beside;
     doc["unchecked_nccl_kernels"] = checked->communication_kernels;
     doc["unchecked_nccl_us"] = checked->communication_us;
     out << doc.dump(2) << "\n";
@@ -252,6 +274,39 @@ int Validate(const std::vector<std::string>& args, std::ostream& out, std::ostre
          "share: of the measured kernel time checked; >=10us: the kernels measured at 10 us or "
          "more, how many and their median error; isolated: those no other stream's kernel "
          "overlapped)\n";
+  bool beside_nccl = false;
+  for (const auto& f : checked->families) {
+    if (f.nccl_checks == 0) continue;
+    if (!beside_nccl)
+      out << "  tensor-core kernels beside NCCL kernels (the shared model: SMs / SMs left for "
+             "the NCCL kernel's blocks, over the share of the time it overlapped; "
+             "docs/engine.md):\n";
+    beside_nccl = true;
+    out << fmt::format(
+        "    {:<14} {:<16} {:>7} median {:>+7.1f}% alone, {:>+7.1f}% with the shared model "
+        "(isolated kernels: {:>+7.1f}%)\n",
+        f.family, f.model, f.nccl_checks, 100 * f.nccl_median_error,
+        100 * f.nccl_shared_median_error, 100 * f.isolated_median_error);
+  }
+  if (!checked->beside_nccl.empty()) {
+    // By the NCCL kernel's blocks: the measured slowdown of the same launch against the model.
+    std::map<int, std::pair<std::vector<double>, std::vector<double>>> by_blocks;
+    std::vector<double> measured_all, model_all;
+    for (const auto& p : checked->beside_nccl) {
+      by_blocks[p.nccl_blocks].first.push_back(p.measured_ratio);
+      by_blocks[p.nccl_blocks].second.push_back(p.model_ratio);
+      measured_all.push_back(p.measured_ratio);
+      model_all.push_back(p.model_ratio);
+    }
+    out << fmt::format(
+        "  the same tensor-core kernel and launch beside an NCCL kernel and alone ({} kernels; "
+        "duration beside / alone, medians): measured x{:.2f}, shared model x{:.2f}\n",
+        checked->beside_nccl.size(), MedianOf(measured_all), MedianOf(model_all));
+    for (const auto& [blocks, ratios] : by_blocks)
+      out << fmt::format(
+          "    beside {:>3} NCCL blocks: {:>3} kernels, measured x{:.2f}, model x{:.2f}\n", blocks,
+          ratios.first.size(), MedianOf(ratios.first), MedianOf(ratios.second));
+  }
   if (checked->communication_kernels > 0)
     out << fmt::format(
         "  not checked: {} NCCL kernels, {:.1f} us measured (a trace records no collective's "

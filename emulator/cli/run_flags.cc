@@ -117,7 +117,21 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
     return true;
   }
   if (a == "--overlap-slowdown") {
-    if (number("a number >= 0", &x)) o.overlap_slowdown = x;
+    if (number("a number >= 0", &x)) {
+      o.overlap = emulator::OverlapModel::kFlat;
+      o.overlap_slowdown = x;
+      flags.overlap_given = true;
+    }
+    return true;
+  }
+  if (a == "--overlap") {
+    auto v = value();
+    if (v && (*v == "shared" || *v == "off")) {
+      o.overlap = *v == "shared" ? emulator::OverlapModel::kShared : emulator::OverlapModel::kOff;
+      flags.overlap_given = true;
+    } else {
+      error = "--overlap must be shared or off" + (v ? ", got '" + *v + "'" : std::string());
+    }
     return true;
   }
   if (a == "--iteration-marker") {

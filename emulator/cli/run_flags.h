@@ -22,6 +22,7 @@ struct RunFlags {
   std::string html_path;        // --html: the HTML report
   bool fidelity_given = false;  // --fidelity overrides the scenario's [network] fidelity
   bool clocks_given = false;    // --clocks overrides the scenario's [timing] clocks
+  bool overlap_given = false;   // --overlap, --overlap-slowdown override [timing] overlap
   std::string baseline_path;    // --baseline: gate this run's report against it
   emulator::GateOptions gate;   // --max-regression
   bool json = false;            // --json: the JSON report on stdout in place of the summary
@@ -38,6 +39,9 @@ struct RunFlags {
       options.timeline_max_ranks = html_path.empty() ? 0 : std::min(options.timeline_max_ranks, 8);
     if (!fidelity_given) options.fidelity = scenario.fidelity;
     if (!clocks_given) options.timing.sustained_clocks = scenario.sustained_clocks;
+    if (!overlap_given)
+      options.overlap =
+          scenario.overlap_shared ? emulator::OverlapModel::kShared : emulator::OverlapModel::kOff;
     options.flow = scenario.flow;
     // The command line's profiles first: the first that answers wins.
     options.timing.profile_paths.insert(options.timing.profile_paths.end(),
@@ -61,8 +65,12 @@ inline constexpr const char* kRunFlagsUsage =
     "                           from their launch (docs/kernel-timing.md)\n"
     "  --launch-latency-us X    host enqueue to earliest device start (default 2)\n"
     "  --api-cost-us X          host time per CUDA/NCCL call (default 0)\n"
-    "  --overlap-slowdown F     kernels run (1 + F) x longer while a collective of the same\n"
-    "                           rank is in flight (default 0.1)\n"
+    "  --overlap MODEL          shared: communication in flight takes its NCCL channels' SMs\n"
+    "                           from tensor-core kernels and its HBM traffic from memory-bound\n"
+    "                           ones (default: the scenario's [timing]); off: nothing\n"
+    "                           (docs/engine.md)\n"
+    "  --overlap-slowdown F     instead, every kernel runs (1 + F) x longer while a collective\n"
+    "                           of its rank is in flight (the flat model)\n"
     "  --iteration-marker NAME  markers (trace marker ops, NVTX marks and ranges) that\n"
     "                           delimit iterations: those that begin with NAME (\"Train step\"\n"
     "                           matches \"Train step 3\"), or match it where it has a '*'\n"

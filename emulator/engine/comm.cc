@@ -122,17 +122,19 @@ Status Simulation::ArriveCollective(int rank, int slot, const Op& call) {
   if (!est.ok())
     return Status::InvalidArgument(
         fmt::format("{} (#{}): {}", Describe(call), seq, est.status().message()));
+  netmodel::CollectiveRequest request;
+  request.op = call.coll;
+  request.bytes = BufferBytes(call, comm.layout.ranks);
+  request.ranks = comm.layout.ranks;
+  // Under the flow model its rate is the one it would have alone.
+  const CommLoad load = LoadOf(request, *est);
   if (flow_) {
     // Its flows share the links with everything else in flight; it ends when they do.
-    netmodel::CollectiveRequest request;
-    request.op = call.coll;
-    request.bytes = BufferBytes(call, comm.layout.ranks);
-    request.ranks = comm.layout.ranks;
     std::vector<std::pair<int, int>> members = std::move(inst.members);
     colls_.erase(key);
     const EstimateKey stats{call.comm, static_cast<int>(call.coll), request.bytes};
     return StartTransfer(flow_->Start(ToMicros(now_), request, *est, comm.gpus), std::move(members),
-                         call, &stats);
+                         call, &stats, load);
   }
   const SimTime end = now_ + FromMicros(est->time_us);
   Log().debug("{} (#{}): all {} ranks arrived; {}/{} takes {:.3f} us", Describe(call), seq, n,
@@ -145,7 +147,7 @@ Status Simulation::ArriveCollective(int rank, int slot, const Op& call) {
       detail = fmt::format("{} {} B {}/{} {:.3f} us", netmodel::ToString(call.coll),
                            BufferBytes(call, comm.layout.ranks), netmodel::ToString(est->algorithm),
                            netmodel::ToString(est->protocol), est->time_us);
-    Resolve(member, member_slot, end, std::move(detail));
+    Resolve(member, member_slot, end, std::move(detail), load);
   }
   return Status::Ok();
 }
@@ -221,6 +223,7 @@ Status Simulation::ArriveP2p(int rank, int slot, const Op& source_call) {
   const int dst_gpu = workload_.gpu_of(comm.ranks[static_cast<size_t>(dst)]);
   auto est = model_.Estimate(request, model_.LayoutOf({src_gpu, dst_gpu}));
   if (!est.ok()) return est.status();
+  const CommLoad load = LoadOf(request, *est);
   if (flow_) {
     const Op send_call = inst.send_op;
     std::vector<std::pair<int, int>> members = {{inst.send_rank, inst.send_slot},
@@ -228,7 +231,7 @@ Status Simulation::ArriveP2p(int rank, int slot, const Op& source_call) {
     p2ps_.erase(key);
     return StartTransfer(
         flow_->StartSend(ToMicros(now_), src_gpu, dst_gpu, static_cast<double>(bytes), *est),
-        std::move(members), send_call, nullptr);
+        std::move(members), send_call, nullptr, load);
   }
   const SimTime end = now_ + FromMicros(est->time_us);
   Log().debug("{} (#{}) matched by rank {}: {:.3f} us", Describe(s), seq, inst.recv_rank,
@@ -238,16 +241,17 @@ Status Simulation::ArriveP2p(int rank, int slot, const Op& source_call) {
   p2ps_.erase(key);
   const std::string detail =
       fmt::format("{} B rank {} -> rank {} {:.3f} us", bytes, send_rank, recv_rank, est->time_us);
-  Resolve(send_rank, send_slot, end, detail);
-  Resolve(recv_rank, recv_slot, end, detail);
+  Resolve(send_rank, send_slot, end, detail, load);
+  Resolve(recv_rank, recv_slot, end, detail, load);
   return Status::Ok();
 }
 
 Status Simulation::StartTransfer(Result<std::uint64_t> id, std::vector<std::pair<int, int>> members,
-                                 const Op& call, const EstimateKey* collective) {
+                                 const Op& call, const EstimateKey* collective,
+                                 const CommLoad& load) {
   if (!id.ok())
     return Status::InvalidArgument(fmt::format("{}: {}", Describe(call), id.status().message()));
-  for (const auto& [member, slot] : members) BeginComm(member, slot);
+  for (const auto& [member, slot] : members) BeginComm(member, slot, load);
   Transfer t;
   t.members = std::move(members);
   t.collective = collective != nullptr;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "engine/simulation.h"
+#include "myriad/netmodel/overlap.h"
 
 namespace myriad::emulator::engine {
 namespace {
@@ -103,8 +104,10 @@ void Simulation::Begin(int rank, int slot) {
     case OpKind::kMemcpy:
     case OpKind::kMemset: {
       d.remaining = timer_->Time(d.op, names_);
+      d.undisturbed = d.remaining;
       d.progress_at = now_;
-      d.stretch = d.op.kind == OpKind::kKernel ? CommStretch(r) : 1.0;
+      d.tensor_bound = d.op.gemm.m > 0 || d.op.attention.batch > 0 || d.op.counts.tensor_flops > 0;
+      d.stretch = d.op.kind == OpKind::kKernel ? CommStretch(r, d) : 1.0;
       Account(r);
       ++r.active_compute;
       ScheduleKernelEnd(rank, slot);
@@ -141,30 +144,61 @@ void Simulation::ScheduleKernelEnd(int rank, int slot) {
   events_.Push(now_ + left, EventType::kComplete, rank, slot, ++s.generation);
 }
 
-// A collective runs on up to NCCL's 32 channels (one SM each, MAXCHANNELS) and streams HBM;
-// a send/recv to one peer on 2 (NCCL_NCHANNELS_PER_NET_PEER). Send/recv alone take that share
-// of the slowdown a collective causes.
+// Flat model: a send/recv to one peer runs on 2 channels (NCCL_NCHANNELS_PER_NET_PEER) of a
+// collective's up to 32 (MAXCHANNELS), and takes that share of the slowdown a collective causes.
 constexpr double kPointToPointSmShare = 2.0 / 32.0;
 
-double Simulation::CommStretch(const Rank& r) const {
-  if (r.active_collectives > 0) return 1.0 + options_.overlap_slowdown;
-  if (r.active_comm > 0) return 1.0 + options_.overlap_slowdown * kPointToPointSmShare;
-  return 1.0;
+CommLoad Simulation::LoadOf(const netmodel::CollectiveRequest& request,
+                            const netmodel::CollectiveEstimate& estimate) const {
+  CommLoad load;
+  load.sms = request.op == netmodel::CollectiveOp::kSendRecv ? netmodel::kPointToPointChannels
+                                                             : std::max(estimate.channels, 1);
+  if (estimate.time_us > 0)
+    load.hbm_rate = netmodel::HbmBytesPerRank(request) / (estimate.time_us * 1e-6);
+  return load;
+}
+
+double Simulation::CommStretch(const Rank& r, const DeviceOp& d) const {
+  switch (options_.overlap) {
+    case OverlapModel::kOff:
+      return 1.0;
+    case OverlapModel::kFlat:
+      if (r.active_collectives > 0) return 1.0 + options_.overlap_slowdown;
+      if (r.active_comm > 0) return 1.0 + options_.overlap_slowdown * kPointToPointSmShare;
+      return 1.0;
+    case OverlapModel::kShared:
+      break;
+  }
+  if (r.active_comm == 0) return 1.0;
+  return d.tensor_bound ? netmodel::TensorKernelStretch(cluster_.gpu, r.comm_load.sms)
+                        : netmodel::MemoryKernelStretch(cluster_, r.comm_load.hbm_rate);
 }
 
 // NCCL's channels share SMs and HBM with compute: when a rank's communication starts or stops,
 // its running kernels change speed and their ends move.
 void Simulation::SetCommActive(Rank& r, int delta, bool collective) {
-  const double was = CommStretch(r);
   r.active_comm += delta;
   if (collective) r.active_collectives += delta;
-  const double is = CommStretch(r);
-  if (was == is || options_.overlap_slowdown <= 0) return;
+  if (r.active_comm == 0) r.comm_load = {};  // no rounding left behind
+  Restretch(r);
+}
+
+void Simulation::ChangeCommLoad(Rank& r, const CommLoad& load, int sign) {
+  if (load.sms == 0 && load.hbm_rate == 0) return;
+  r.comm_load.sms += sign * load.sms;
+  r.comm_load.hbm_rate = std::max(0.0, r.comm_load.hbm_rate + sign * load.hbm_rate);
+  Restretch(r);
+}
+
+void Simulation::Restretch(Rank& r) {
+  if (options_.overlap == OverlapModel::kOff) return;
   for (size_t slot = 0; slot < r.streams.size(); ++slot) {
     Stream& s = r.streams[slot];
     if (s.queue.empty() || !s.head_started) continue;
     DeviceOp& d = s.queue.front();
     if (d.op.kind != OpKind::kKernel) continue;
+    const double is = CommStretch(r, d);
+    if (is == d.stretch) continue;
     const SimTime done =
         static_cast<SimTime>(std::llround(static_cast<double>(now_ - d.progress_at) / d.stretch));
     d.remaining = std::max<SimTime>(0, d.remaining - done);
@@ -174,18 +208,24 @@ void Simulation::SetCommActive(Rank& r, int delta, bool collective) {
   }
 }
 
-void Simulation::BeginComm(int rank, int slot) {
+void Simulation::BeginComm(int rank, int slot, const CommLoad& load) {
   Rank& r = *ranks_[static_cast<size_t>(rank)];
   DeviceOp& d = r.streams[static_cast<size_t>(slot)].queue.front();
-  if (d.comm_start >= 0) return;
-  Account(r);
-  SetCommActive(r, +1, !IsPointToPoint(d.op.kind));
-  TrackCommInFlight(r, d, +1);
-  d.comm_start = now_;
+  if (d.comm_start < 0) {
+    Account(r);
+    SetCommActive(r, +1, !IsPointToPoint(d.op.kind));
+    TrackCommInFlight(r, d, +1);
+    d.comm_start = now_;
+  }
+  // A group's members each add theirs as they are matched.
+  d.load.sms += load.sms;
+  d.load.hbm_rate += load.hbm_rate;
+  if (options_.overlap == OverlapModel::kShared) ChangeCommLoad(r, load, +1);
 }
 
-void Simulation::Resolve(int rank, int slot, SimTime end, std::string detail) {
-  BeginComm(rank, slot);
+void Simulation::Resolve(int rank, int slot, SimTime end, std::string detail,
+                         const CommLoad& load) {
+  BeginComm(rank, slot, load);
   Rank& r = *ranks_[static_cast<size_t>(rank)];
   DeviceOp& d = r.streams[static_cast<size_t>(slot)].queue.front();
   d.comm_end = std::max(d.comm_end, end);
@@ -202,7 +242,12 @@ void Simulation::Complete(int rank, int slot) {
   DeviceOp& d = s.queue.front();
   Account(r);
   if (IsCompute(d.op.kind)) --r.active_compute;
+  if (d.op.kind == OpKind::kKernel && now_ - d.start > d.undisturbed) {
+    overlap_.added += now_ - d.start - d.undisturbed;
+    ++overlap_.slowed_kernels;
+  }
   if (IsComm(d.op.kind)) {
+    if (options_.overlap == OverlapModel::kShared) ChangeCommLoad(r, d.load, -1);
     SetCommActive(r, -1, !IsPointToPoint(d.op.kind));
     TrackCommInFlight(r, d, -1);
   }

@@ -462,6 +462,10 @@ RunResult Simulation::Collect() {
   result.guessed_kernels = timer_->Guessed(names_);
   result.kernel_families = timer_->Families();
   result.clocks = timer_->clocks();
+  result.overlap = overlap_;
+  result.overlap.model = options_.overlap;
+  result.overlap.flat_slowdown =
+      options_.overlap == OverlapModel::kFlat ? options_.overlap_slowdown : 0;
   // A launch longer than a step is checked against steps the program marked, not the run.
   result.implausible_kernels = timer_->Implausible(
       names_, result.iteration_ends.size() >= 2 ? result.iteration_time() : SimTime{0});
@@ -526,6 +530,18 @@ RunResult Simulation::Collect() {
 }  // namespace myriad::emulator::engine
 
 namespace myriad::emulator {
+
+std::string_view ToString(OverlapModel model) {
+  switch (model) {
+    case OverlapModel::kShared:
+      return "shared";
+    case OverlapModel::kFlat:
+      return "flat";
+    case OverlapModel::kOff:
+      return "off";
+  }
+  return "?";
+}
 
 SimTime RunResult::iteration_time() const {
   if (iteration_ends.size() < 2) return total_time;

@@ -42,6 +42,13 @@ struct Dep {
   std::uint64_t index = 0;
 };
 
+// What communication in flight takes from its GPU's compute: NCCL's channels (one SM each)
+// and the HBM traffic its bytes cause (docs/engine.md "Compute beside communication").
+struct CommLoad {
+  int sms = 0;
+  double hbm_rate = 0;  // bytes/s
+};
+
 struct DeviceOp {
   Op op;
   SimTime enqueued = 0;     // host time of the API call
@@ -56,8 +63,11 @@ struct DeviceOp {
   // A running kernel: undisturbed work left, as of `progress_at`, and whether it is slowed.
   SimTime remaining = 0;
   SimTime progress_at = 0;
-  double stretch = 1.0;  // a kernel's duration factor under the communication beside it
-  std::string detail;    // timeline args for communication ops
+  double stretch = 1.0;       // a kernel's duration factor under the communication beside it
+  SimTime undisturbed = 0;    // a kernel's duration alone
+  bool tensor_bound = false;  // a kernel on tensor cores (slowed by SMs taken, not bandwidth)
+  CommLoad load;              // communication: what it takes from the GPU while in flight
+  std::string detail;         // timeline args for communication ops
 };
 
 // Something waiting for a stream to reach an op index: the rank's host, or another stream.
@@ -114,6 +124,7 @@ struct Rank {
   int active_compute = 0;
   int active_comm = 0;
   int active_collectives = 0;  // of active_comm: collectives (the rest send/recv)
+  CommLoad comm_load;          // the sum of the loads of its communication in flight
   // Communicators with communication in flight (name, ops), and the exposed time each was
   // part of; a few per rank, so vectors.
   std::vector<std::pair<NameId, int>> comms_in_flight;
@@ -227,8 +238,16 @@ class Simulation {
   void Account(Rank& r);
   void ScheduleKernelEnd(int rank, int slot);
   void SetCommActive(Rank& r, int delta, bool collective);
-  // What communication in flight on rank `r` stretches its kernels by (docs/engine.md).
-  double CommStretch(const Rank& r) const;
+  // Adds (sign +1) or removes (-1) a communication op's load; running kernels change speed.
+  void ChangeCommLoad(Rank& r, const CommLoad& load, int sign);
+  // Moves the ends of `r`'s running kernels to the stretch the communication now in flight
+  // gives them.
+  void Restretch(Rank& r);
+  // What communication in flight on rank `r` stretches kernel `d` by (docs/engine.md).
+  double CommStretch(const Rank& r, const DeviceOp& d) const;
+  // What a collective or send/recv takes from each member's GPU while it runs.
+  CommLoad LoadOf(const netmodel::CollectiveRequest& request,
+                  const netmodel::CollectiveEstimate& estimate) const;
   void TrackCommInFlight(Rank& r, const DeviceOp& d, int delta);
   void WakeHost(Rank& r);
   void Fail(Status status);
@@ -240,20 +259,23 @@ class Simulation {
   Status ArriveCollective(int rank, int slot, const Op& call);
   Status ArriveP2p(int rank, int slot, const Op& source_call);
   Status MirrorPeer(int rank, const Communicator& comm, Op& call) const;
-  void Resolve(int rank, int slot, SimTime end, std::string detail);
-  // The communication of the head op of (rank, slot) is in flight from now on.
-  void BeginComm(int rank, int slot);
+  // Member (rank, slot) of a matched communication ends at `end`; `load`: what it takes from
+  // the GPU until its op completes (none when it was added at the start, by BeginComm).
+  void Resolve(int rank, int slot, SimTime end, std::string detail, const CommLoad& load = {});
+  // The communication of the head op of (rank, slot) is in flight from now on, taking `load`.
+  void BeginComm(int rank, int slot, const CommLoad& load = {});
   // Flow fidelity: hands a matched collective or send to the flow model, and handles what
   // the model finished by now.
   struct EstimateKey;
   // `collective`: the collective's statistics key; nullptr for a send/recv.
   Status StartTransfer(Result<std::uint64_t> id, std::vector<std::pair<int, int>> members,
-                       const Op& call, const EstimateKey* collective);
+                       const Op& call, const EstimateKey* collective, const CommLoad& load);
   void AdvanceNetwork();
   void ScheduleNetwork();
   Result<netmodel::CollectiveEstimate> TimeCollective(const Communicator& comm, const Op& call);
   std::string Describe(const Op& call) const;
   std::vector<std::string> DeadlockReport();  // one line, then who waits for what
+  OverlapStats overlap_;                      // what communication beside kernels added to them
   std::uint64_t late_ops_ = 0;
   SimTime most_late_ = 0;
   // The error for a time at or past kMaxSimTime: on rank r's stream `slot` (the op at its head)

@@ -11,6 +11,7 @@
 #include "myriad/emulator/kernel_timing.h"
 #include "myriad/emulator/profiling.h"
 #include "myriad/netmodel/hardware.h"
+#include "myriad/netmodel/overlap.h"
 #include "timing/kernel_names.h"
 #include "timing/launch_guess.h"
 #include "timing/pytorch_kernels.h"
@@ -113,12 +114,31 @@ Result<KernelValidation> ValidateKernels(const std::vector<TraceRead>& traces,
       return trace.kernels[a].start_us < trace.kernels[b].start_us;
     });
     std::vector<bool> overlapped(trace.kernels.size(), false);
+    std::vector<bool> nccl(trace.kernels.size(), false);
+    for (std::size_t i = 0; i < nccl.size(); ++i)
+      nccl[i] = classes.Get(names.Intern(trace.kernels[i].name), names).group ==
+                timing::KernelGroup::kCommunication;
+    // Beside NCCL: the most blocks of one NCCL kernel, and the overlapped time.
+    std::vector<int> nccl_blocks(trace.kernels.size(), 0);
+    std::vector<double> nccl_us(trace.kernels.size(), 0);
+    const auto beside = [&](std::size_t kernel, std::size_t comm, double us) {
+      if (!nccl[comm] || nccl[kernel]) return;
+      const Dim3& g = trace.kernels[comm].grid;
+      const double blocks = static_cast<double>(g.x) * g.y * g.z;
+      nccl_blocks[kernel] = std::max(nccl_blocks[kernel], static_cast<int>(std::min(blocks, 1e6)));
+      nccl_us[kernel] += us;
+    };
     for (std::size_t i = 0; i < order.size(); ++i) {
       const KernelRecord& a = trace.kernels[order[i]];
       for (std::size_t j = i + 1; j < order.size(); ++j) {
         const KernelRecord& b = trace.kernels[order[j]];
         if (b.start_us >= a.start_us + a.duration_us) break;
-        if (b.stream != a.stream) overlapped[order[i]] = overlapped[order[j]] = true;
+        if (b.stream == a.stream) continue;
+        overlapped[order[i]] = overlapped[order[j]] = true;
+        const double us =
+            std::min(a.start_us + a.duration_us, b.start_us + b.duration_us) - b.start_us;
+        beside(order[i], order[j], us);
+        beside(order[j], order[i], us);
       }
     }
     // A GEMM call is checked whole: its kernels' measured sum against the model's call.
@@ -137,6 +157,8 @@ Result<KernelValidation> ValidateKernels(const std::vector<TraceRead>& traces,
           KernelCheck& call = result.checks[at->second];
           call.measured_us += r.duration_us;
           call.overlapped = call.overlapped || overlapped[index];
+          call.nccl_blocks = std::max(call.nccl_blocks, nccl_blocks[index]);
+          call.nccl_overlap += nccl_us[index];  // in us until the call is whole (below)
           ++call.kernels;
           continue;
         }
@@ -168,12 +190,64 @@ Result<KernelValidation> ValidateKernels(const std::vector<TraceRead>& traces,
           std::string(timing::ToString(timing::GroupOf(op, classes.Get(op.name, names))));
       check.measured_us = r.duration_us;
       check.overlapped = overlapped[index];
+      check.nccl_blocks = nccl_blocks[index];
+      check.nccl_overlap = nccl_us[index];
+      check.tensor = op.gemm.m > 0 || op.attention.batch > 0 || op.counts.tensor_flops > 0;
       check.grid = r.grid;
       check.block = r.block;
       check.bytes = op.bytes;
       check.predicted_us = time(op, &check.model);
       result.checks.push_back(std::move(check));
     }
+  }
+
+  // Overlapped time as a share of each check's measured time (a GEMM call's kernels summed).
+  for (KernelCheck& c : result.checks)
+    c.nccl_overlap = c.measured_us > 0 ? std::min(1.0, c.nccl_overlap / c.measured_us) : 0;
+
+  // The same tensor-core kernel and launch beside NCCL and alone: the slowdown measured,
+  // free of any kernel model's error, against the shared model's.
+  {
+    struct Launches {
+      std::vector<double> beside, alone, blocks;
+      std::size_t order = 0;
+    };
+    std::map<std::tuple<std::string, std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t,
+                        std::uint32_t, std::uint32_t>,
+             Launches>
+        launches;
+    for (const KernelCheck& c : result.checks) {
+      if (!c.tensor) continue;
+      const auto key =
+          std::make_tuple(c.name, c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z);
+      auto [it, added] = launches.try_emplace(key);
+      if (added) it->second.order = launches.size();
+      if (c.nccl_blocks == 0) {
+        it->second.alone.push_back(c.measured_us);
+      } else if (c.nccl_overlap > 0.9) {
+        it->second.beside.push_back(c.measured_us);
+        it->second.blocks.push_back(c.nccl_blocks);
+      }
+    }
+    std::vector<std::pair<std::size_t, BesideNcclPair>> pairs;
+    for (const auto& [key, l] : launches) {
+      if (l.beside.size() < 2 || l.alone.size() < 2) continue;
+      const double alone = Median(l.alone);
+      if (alone <= 0) continue;
+      BesideNcclPair p;
+      p.name = std::get<0>(key);
+      p.grid = {std::get<1>(key), std::get<2>(key), std::get<3>(key)};
+      p.block = {std::get<4>(key), std::get<5>(key), std::get<6>(key)};
+      p.beside = l.beside.size();
+      p.alone = l.alone.size();
+      p.nccl_blocks = static_cast<int>(std::lround(Median(l.blocks)));
+      p.measured_ratio = Median(l.beside) / alone;
+      p.model_ratio = netmodel::TensorKernelStretch(cluster.gpu, p.nccl_blocks);
+      pairs.emplace_back(l.order, std::move(p));
+    }
+    std::stable_sort(pairs.begin(), pairs.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [order, p] : pairs) result.beside_nccl.push_back(std::move(p));
   }
 
   // Per family and model.
@@ -187,7 +261,8 @@ Result<KernelValidation> ValidateKernels(const std::vector<TraceRead>& traces,
     FamilyCheck f;
     f.family = key.first;
     f.model = key.second;
-    std::vector<double> errors, magnitudes, long_errors, isolated_errors;
+    std::vector<double> errors, magnitudes, long_errors, isolated_errors, nccl_errors,
+        nccl_shared_errors;
     for (const KernelCheck* c : checks) {
       ++f.checks;
       f.measured_us += c->measured_us;
@@ -198,7 +273,16 @@ Result<KernelValidation> ValidateKernels(const std::vector<TraceRead>& traces,
       magnitudes.push_back(std::abs(e));
       if (c->measured_us >= kLongKernelUs) long_errors.push_back(e);
       if (!c->overlapped) isolated_errors.push_back(e);
+      if (c->tensor && c->nccl_blocks > 0) {
+        nccl_errors.push_back(e);
+        const double stretch = netmodel::TensorKernelStretch(cluster.gpu, c->nccl_blocks);
+        nccl_shared_errors.push_back(
+            c->predicted_us * (1 + (stretch - 1) * c->nccl_overlap) / c->measured_us - 1);
+      }
     }
+    f.nccl_checks = nccl_errors.size();
+    f.nccl_median_error = Median(nccl_errors);
+    f.nccl_shared_median_error = Median(nccl_shared_errors);
     f.isolated_checks = isolated_errors.size();
     f.isolated_median_error = Median(isolated_errors);
     f.long_checks = long_errors.size();

@@ -117,6 +117,29 @@ std::string ClocksLine(const RunResult& result) {
       c.clock, c.power_limit, Us(c.added), Percent(c.added, KernelTime(result)));
 }
 
+// What communication in flight beside kernels added to their time, and under which model.
+std::string OverlapLine(const RunResult& result) {
+  const OverlapStats& o = result.overlap;
+  std::string model;
+  switch (o.model) {
+    case OverlapModel::kShared:
+      model =
+          "NCCL's channels take SMs from tensor-core kernels, its traffic HBM bandwidth from "
+          "memory-bound ones";
+      break;
+    case OverlapModel::kFlat:
+      model = fmt::format("every kernel x{:.2f} beside a collective (--overlap-slowdown)",
+                          1 + o.flat_slowdown);
+      break;
+    case OverlapModel::kOff:
+      return "compute beside communication: not slowed (--overlap off)";
+  }
+  return fmt::format(
+      "compute beside communication ({}; docs/engine.md): +{} us over {} kernels, {:.1f}% of "
+      "kernel time",
+      model, Us(o.added), o.slowed_kernels, Percent(o.added, KernelTime(result)));
+}
+
 std::string IterationNote(const RunResult& result) {
   const size_t n = result.iteration_ends.size();
   if (n < 2) return "(no two iteration markers: the whole run)";
@@ -191,6 +214,7 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
   for (const ProviderStats& p : result.kernel_timing)
     out += fmt::format("  {:<28} {:>10} ops {:>16} us\n", p.provider, p.ops, Us(p.total));
   out += "  " + ClocksLine(result) + "\n";
+  out += "  " + OverlapLine(result) + "\n";
   if (!result.guessed_kernels.empty()) {
     // The guesses' share of all kernel time: how much of the prediction rests on them.
     const SimTime kernel_time = KernelTime(result);
@@ -351,6 +375,11 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
       Json(result.clocks.sustained ? "sustained" : "boost"),
       fmt::format("{:.0f}", result.clocks.power_limit), fmt::format("{:.4f}", result.clocks.clock),
       Us(result.clocks.added));
+  out += fmt::format(
+      "  \"overlap\": {{\"model\": {}, \"flat_slowdown\": {}, \"added_us\": {}, "
+      "\"slowed_kernels\": {}}},\n",
+      Json(ToString(result.overlap.model)), fmt::format("{:.4f}", result.overlap.flat_slowdown),
+      Us(result.overlap.added), result.overlap.slowed_kernels);
   if (!result.implausible_kernels.empty()) {
     out += "  \"kernel_errors\": [";
     for (size_t i = 0; i < result.implausible_kernels.size(); ++i) {

@@ -42,17 +42,17 @@ constexpr std::array kRows = {
                   185.129},
     // torchtitan on Grand Teton H100 at 500 W: tokens/s per GPU.
     ValidationRow{"torchtitan Llama 3.1 8B, 8 GPUs, eager", "torchtitan-llama3-8b-x8", kSim, 9, 8,
-                  false, 5762, 8423.6},
+                  false, 5762, 8386.2},
     ValidationRow{"torchtitan Llama 3.1 8B, 128 GPUs, eager", "torchtitan-llama3-8b-x128", kSim, 9,
-                  128, false, 5605, 8332.7},
+                  128, false, 5605, 8296.3},
     ValidationRow{"torchtitan Llama 3.1 70B, 256 GPUs", "torchtitan-llama3-70b-x256", kSim, 9, 256,
                   false, 829, 942.6},
     ValidationRow{"torchtitan Llama 3.1 405B, 512 GPUs", "torchtitan-llama3-405b-x512", kSim, 9,
-                  512, false, 100, 116.19},
+                  512, false, 100, 111.06},
     // Megatron-Bridge on DGX H100 at 700 W, FP8: tokens/s per GPU (its 70B and 405B rows are
     // predicted out of memory: not in the set).
     ValidationRow{"Megatron-Bridge Llama 3 8B, 8 GPUs", "megatron-bridge-h100-llama3-8b", kSim, 9,
-                  8, false, 14451, 14236.9},
+                  8, false, 14451, 14078.4},
     // torchtitan 0.3.0 itself under `myriad run` on grand-teton-h100.toml (2026-12-06), the
     // tokens/s per GPU it logs (its steady steps).
     ValidationRow{"torchtitan Llama 3 8B, 8 GPUs, eager (myriad run)", "torchtitan-llama3-8b-x8",

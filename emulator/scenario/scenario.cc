@@ -238,13 +238,19 @@ class Resolver {
     const TomlNode* table;
     MYRIAD_RETURN_IF_ERROR(root.Table("timing", &table));
     if (table == nullptr) return Status::Ok();
-    Result<TableReader> reader = TableReader::Open(*table, "timing", {"profiles", "clocks"});
+    Result<TableReader> reader =
+        TableReader::Open(*table, "timing", {"profiles", "clocks", "overlap"});
     if (!reader.ok()) return reader.status();
     Field<std::string> clocks;
     MYRIAD_RETURN_IF_ERROR(reader->String("clocks", &clocks));
     if (clocks.present)
       MYRIAD_RETURN_IF_ERROR(ParseChoice<bool>(clocks, {{"sustained", true}, {"boost", false}},
                                                &scenario_.sustained_clocks));
+    Field<std::string> overlap;
+    MYRIAD_RETURN_IF_ERROR(reader->String("overlap", &overlap));
+    if (overlap.present)
+      MYRIAD_RETURN_IF_ERROR(ParseChoice<bool>(overlap, {{"shared", true}, {"off", false}},
+                                               &scenario_.overlap_shared));
     std::vector<Field<std::string>> profiles;
     MYRIAD_RETURN_IF_ERROR(reader->StringList("profiles", &profiles));
     for (const Field<std::string>& p : profiles) {

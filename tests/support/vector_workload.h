@@ -59,6 +59,13 @@ class VectorWorkload : public emulator::Workload {
     op.duration = emulator::FromMicros(us);
     return Add(rank, op);
   }
+  // A kernel on tensor cores (a GEMM of that shape) with a given duration.
+  VectorWorkload& Gemm(int rank, int stream, const std::string& name, double us, std::int64_t m,
+                       std::int64_t n, std::int64_t k) {
+    Kernel(rank, stream, name, us);
+    ops_[static_cast<size_t>(rank)].back().gemm = {m, n, k};
+    return *this;
+  }
   VectorWorkload& Host(int rank, double us) {
     Op op;
     op.kind = OpKind::kHost;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "myriad/emulator/report.h"
+#include "myriad/netmodel/overlap.h"
 #include "tests/netmodel/test_clusters.h"
 #include "tests/support/vector_workload.h"
 
@@ -26,7 +27,7 @@ constexpr SimTime kUs = kPicosPerMicro;
 EngineOptions TestOptions() {
   EngineOptions o;
   o.launch_latency = 1 * kUs;
-  o.overlap_slowdown = 0;
+  o.overlap = OverlapModel::kOff;
   return o;
 }
 
@@ -96,11 +97,65 @@ TEST(EngineTest, TwoStreamsOverlapComputeWithACollective) {
   // With a 50% slowdown while the collective runs, the first kernel does d / 1.5 of its work
   // during [1, 1 + d], the rest (100 - d/1.5) after; the second kernel runs at full speed.
   EngineOptions slowed = TestOptions();
+  slowed.overlap = OverlapModel::kFlat;
   slowed.overlap_slowdown = 0.5;
   VectorWorkload w2 = w;
   const RunResult s = RunOk(w2, slowed, cluster);
   const SimTime first_end = 1 * kUs + d + (100 * kUs - static_cast<SimTime>(std::llround(d / 1.5)));
   EXPECT_NEAR(static_cast<double>(s.total_time), static_cast<double>(first_end + 50 * kUs), 2.0);
+}
+
+// Both ranks: a 2-rank AllReduce on stream 2 beside a 1,000 us kernel on stream 1, a GEMM or
+// a memory-bound kernel, under the shared model.
+SimTime KernelBesideAllReduce(bool gemm, OverlapModel model, RunResult* out = nullptr) {
+  VectorWorkload w(2);
+  w.Comm("world", {0, 1});
+  for (int r = 0; r < 2; ++r) {
+    w.StreamCreate(r, 1, true).StreamCreate(r, 2, true);
+    w.Collective(r, 2, "world", CollectiveOp::kAllReduce, 8 << 20);
+    if (gemm)
+      w.Gemm(r, 1, "gemm", 1000, 8192, 8192, 8192);
+    else
+      w.Kernel(r, 1, "copy", 1000);
+  }
+  EngineOptions o = TestOptions();
+  o.overlap = model;
+  const RunResult result = RunOk(w, o, Dgx());
+  if (out != nullptr) *out = result;
+  return result.total_time;
+}
+
+TEST(EngineTest, AGemmBesideAnAllReduceLosesTheSmsOfItsChannels) {
+  const netmodel::Cluster cluster = Dgx();
+  const netmodel::CollectiveRequest request{CollectiveOp::kAllReduce, 32 << 20, 2};
+  const auto est = netmodel::CollectiveModel(cluster).Estimate(request);
+  ASSERT_TRUE(est.ok());
+  const SimTime d = FromMicros(est->time_us);
+  ASSERT_LT(d, 500 * kUs);
+  // The kernel does d / stretch of its work while the AllReduce runs, the rest after it.
+  auto expected = [&](double stretch) {
+    return 1 * kUs + d + (1000 * kUs - static_cast<SimTime>(std::llround(d / stretch)));
+  };
+  const double sms = netmodel::TensorKernelStretch(cluster.gpu, est->channels);
+  EXPECT_DOUBLE_EQ(sms, 132.0 / (132 - est->channels));
+  RunResult r;
+  EXPECT_NEAR(static_cast<double>(KernelBesideAllReduce(true, OverlapModel::kShared, &r)),
+              static_cast<double>(expected(sms)), 4.0);
+  // The report says what it added: (stretch - 1) x the work done beside the AllReduce.
+  EXPECT_EQ(r.overlap.model, OverlapModel::kShared);
+  EXPECT_EQ(r.overlap.slowed_kernels, 2u);
+  EXPECT_NEAR(static_cast<double>(r.overlap.added), 2.0 * (d - d / sms), 8.0);
+
+  const double rate = netmodel::HbmBytesPerRank(request) / (est->time_us * 1e-6);
+  const double hbm = netmodel::MemoryKernelStretch(cluster, rate);
+  EXPECT_GT(hbm, 1.0);
+  EXPECT_NE(hbm, sms);
+  EXPECT_NEAR(static_cast<double>(KernelBesideAllReduce(false, OverlapModel::kShared)),
+              static_cast<double>(expected(hbm)), 4.0);
+
+  // Off: the kernels run as if alone.
+  EXPECT_EQ(KernelBesideAllReduce(true, OverlapModel::kOff, &r), 1001 * kUs);
+  EXPECT_EQ(r.overlap.added, 0);
 }
 
 TEST(EngineTest, ExposedCommunicationIsCounted) {
@@ -410,7 +465,7 @@ TEST(EngineTest, SameInputsGiveByteIdenticalReports) {
       }
     }
     EngineOptions o = TestOptions();
-    o.overlap_slowdown = 0.2;
+    o.overlap = OverlapModel::kShared;
     o.timeline_max_ranks = 4;
     RunResult result = RunOk(w, o);
     RunContext context{"replay", "dgx", "dgx.toml", "test workload", "analytical", nullptr,

@@ -35,7 +35,7 @@ wire::WireOp Sync(OpKind kind) {
 EngineOptions Options() {
   EngineOptions o;
   o.launch_latency = 1 * kUs;
-  o.overlap_slowdown = 0;
+  o.overlap = OverlapModel::kOff;
   return o;
 }
 

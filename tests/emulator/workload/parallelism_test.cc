@@ -217,7 +217,7 @@ TEST(InterleavedPipelineTest, OverlappedP2pNeverSlowsAStepAndHidesPipelineCommun
        std::vector<std::pair<std::string, int>>{{"tp = 1\npp = 4\ndp = 2\nvirtual_stages = 2", 16},
                                                 {"tp = 2\npp = 2\ndp = 2\nvirtual_stages = 4", 16},
                                                 {"tp = 2\npp = 4\nvirtual_stages = 2", 32}}) {
-    auto run = [&, layout = layout, batch = batch](bool overlap, double slowdown) -> SimTime {
+    auto run = [&, layout = layout, batch = batch](bool overlap, bool shared) -> SimTime {
       Scenario s = Load("p2p.toml", 1, layout,
                         "global_batch = " + std::to_string(batch) +
                             "\noverlap_p2p_comm = " + (overlap ? "true" : "false"),
@@ -225,15 +225,15 @@ TEST(InterleavedPipelineTest, OverlappedP2pNeverSlowsAStepAndHidesPipelineCommun
       auto w = MakeSyntheticWorkload(*s.workload, s.cluster, true);
       EXPECT_TRUE(w.ok()) << w.status().message();
       EngineOptions options;
-      options.overlap_slowdown = slowdown;
+      options.overlap = shared ? OverlapModel::kShared : OverlapModel::kOff;
       auto r = RunEngine(**w, s.cluster, options);
       EXPECT_TRUE(r.ok()) << r.status().message();
       return r.ok() ? r->iteration_time() : SimTime{0};
     };
-    const SimTime overlapped = run(true, 0), blocking = run(false, 0);
+    const SimTime overlapped = run(true, false), blocking = run(false, false);
     EXPECT_GT(blocking, 0);
     EXPECT_LE(overlapped, blocking) << layout;
-    EXPECT_LE(static_cast<double>(run(true, 0.1)), static_cast<double>(run(false, 0.1)) * 1.001)
+    EXPECT_LE(static_cast<double>(run(true, true)), static_cast<double>(run(false, true)) * 1.001)
         << layout;
   }
 }

@@ -92,9 +92,7 @@ INSTANTIATE_TEST_SUITE_P(
             "are not modelled: predicted 46% too fast"},
         Row{"torchtitan-llama3-8b-x128", 5605, false, "as the 8-GPU row"},
         Row{"torchtitan-llama3-70b-x256", 829, true, ""},
-        Row{"torchtitan-llama3-405b-x512", 100, false,
-            "Float8's dynamic scaling is not modelled and the micro-batch count is not "
-            "published: predicted 16% too fast"}),
+        Row{"torchtitan-llama3-405b-x512", 100, true, ""}),
     RowName);
 
 // Megatron-Bridge on DGX H100 at 700 W (FP8 with current scaling): the calibration rows issue 30

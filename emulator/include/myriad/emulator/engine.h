@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,18 @@ struct Progress {
   bool done = false;  // the last call, after the run
 };
 
+enum class OverlapModel { kShared, kFlat, kOff };
+std::string_view ToString(OverlapModel model);  // "shared", "flat", "off"
+
+// What communication beside compute cost the kernels: `added` over all ranks, against their
+// time alone, under `model`.
+struct OverlapStats {
+  OverlapModel model = OverlapModel::kShared;
+  double flat_slowdown = 0;  // kFlat's factor
+  SimTime added = 0;
+  std::uint64_t slowed_kernels = 0;  // kernels that ran beside communication and took longer
+};
+
 struct EngineOptions {
   // Earliest a device op starts after the host enqueues it (launch latency). Assumed typical
   // figure for a CUDA kernel launch; docs/engine.md.
@@ -38,10 +51,13 @@ struct EngineOptions {
   // Host time each CUDA/NCCL API call costs (enqueue, query). Traces that record host work
   // as `host` ops leave it at 0.
   SimTime api_call_cost = 0;
-  // A compute kernel that starts while a collective of the same rank is in flight on another
-  // stream runs (1 + overlap_slowdown) times longer: NCCL's channels take SMs and memory
-  // bandwidth from it. docs/engine.md.
-  double overlap_slowdown = 0.10;
+  // How a kernel slows while communication of its rank is in flight on another stream
+  // (docs/engine.md "Compute beside communication"). kShared: NCCL's channels take their SMs
+  // from tensor-core kernels, and the collective's HBM traffic takes its share of the memory
+  // bandwidth from memory-bound ones. kFlat: every kernel runs (1 + overlap_slowdown) times
+  // longer while a collective is in flight. kOff: communication takes nothing from compute.
+  OverlapModel overlap = OverlapModel::kShared;
+  double overlap_slowdown = 0.10;  // kFlat's factor
   // Ops a stream holds not yet completed before the next launch on it blocks the host. CUDA
   // blocks kernel launches once about 1,024 are pending (an observed figure, not documented;
   // docs/engine.md). 0: unbounded.
@@ -134,7 +150,8 @@ struct RunResult {
   std::vector<UncoveredKernel> uncovered_kernels;
   std::vector<GuessedKernel> guessed_kernels;  // timed by the launch guess, largest first
   std::vector<FamilyStats> kernel_families;    // kernel time by family and model, largest first
-  ClockStats clocks;  // the tensor-core clock under the power limit, and what it added
+  ClockStats clocks;     // the tensor-core clock under the power limit, and what it added
+  OverlapStats overlap;  // what communication in flight beside kernels added to them
   std::vector<ImplausibleKernel> implausible_kernels;  // durations past a physical bound
   std::vector<CollectiveStats> collectives;            // by communicator, op, size
   std::uint64_t simulated_ops = 0;

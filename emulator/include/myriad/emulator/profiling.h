@@ -80,6 +80,12 @@ struct KernelCheck {
   // Another kernel ran on another stream while it did (an NCCL kernel beside a GEMM): its
   // measured duration includes sharing the GPU, which a kernel model does not time.
   bool overlapped = false;
+  // NCCL kernels beside it: the most thread blocks (channels, one SM each) of one, and the
+  // share of its measured time they overlapped. `tensor`: a tensor-core kernel, which the
+  // shared model slows by the SMs they hold (docs/engine.md "Compute beside communication").
+  int nccl_blocks = 0;
+  double nccl_overlap = 0;
+  bool tensor = false;
 };
 
 // The checks of one family timed by one model.
@@ -97,11 +103,29 @@ struct FamilyCheck {
   // The same over the checks no kernel of another stream overlapped.
   std::size_t isolated_checks = 0;
   double isolated_median_error = 0;
+  // Over the tensor-core checks an NCCL kernel overlapped: the median error of the model
+  // alone, and with the shared model's stretch for the SMs the NCCL kernel held, over the
+  // share of the kernel's time it overlapped.
+  std::size_t nccl_checks = 0;
+  double nccl_median_error = 0, nccl_shared_median_error = 0;
 };
 inline constexpr double kLongKernelUs = 10;
 
+// One kernel and launch shape that ran both beside an NCCL kernel (over 90% of its time) and
+// with none: what the GPU measured, and what the shared model says, of the slowdown.
+struct BesideNcclPair {
+  std::string name;
+  Dim3 grid, block;
+  std::size_t beside = 0, alone = 0;  // launches of each kind
+  int nccl_blocks = 0;                // the median NCCL kernel's blocks beside it
+  double measured_ratio = 0;          // median duration beside / median alone
+  double model_ratio = 0;             // the shared model's stretch for those blocks
+};
+
 struct KernelValidation {
   std::string gpu_key;
+  // Tensor-core kernels measured both beside NCCL and alone, in trace order of first launch.
+  std::vector<BesideNcclPair> beside_nccl;
   std::vector<KernelCheck> checks;    // in trace order
   std::vector<FamilyCheck> families;  // by family (most measured time first), then model
   // NCCL's kernels, not checked: a trace records no collective's size, and their durations
