@@ -1576,8 +1576,10 @@ MYRIAD_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
 }
 
 // ---- CUDA graphs: stream capture records ops; each launch replays them ----
-// A graph (and its executable form) is the captured ops, which a launch sends in order onto
-// the launch stream: the graph's internal concurrency between captured streams is not kept.
+// A graph (and its executable form) is the captured ops, with their streams and the events
+// between them: a launch sends the capture's own stream's ops onto the launch stream and each
+// other stream's onto a stream of the instantiation's, so the captured branches run side by
+// side, joined where the capture joined them.
 }  // extern "C"
 
 // User objects (cudaUserObjectCreate): a destructor and a count of references, owned by the
@@ -1615,11 +1617,22 @@ struct CUgraph_st {
   std::uint32_t magic = 0x4850524d;  // "MRPH"
   std::vector<shim::CapturedOp> ops;
   UserReferences user_objects;
+  int device = 0;
+  std::int32_t origin = 0;  // the stream whose capture made it
 };
 struct CUgraphExec_st {
   std::uint32_t magic = 0x5845524d;  // "MREX"
   std::vector<shim::CapturedOp> ops;
   UserReferences user_objects;
+  int device = 0;
+  std::int32_t origin = 0;
+  // A launch runs the ops of each other stream that joined the capture on a stream of the
+  // instantiation's own, and the captured events between them as events of its own (created
+  // at the first launch): the graph's branches run side by side, as CUDA runs a graph's
+  // independent nodes, and the program's streams and events are left alone.
+  std::mutex mu;
+  std::map<std::int32_t, std::int32_t> streams;  // captured stream -> the instantiation's
+  std::map<std::int32_t, std::int32_t> events;   // event recorded in the capture -> its own
 };
 
 namespace {
@@ -1667,6 +1680,8 @@ MYRIAD_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t*
     delete g;
     return Fail(cudaErrorIllegalState);
   }
+  g->device = device;
+  g->origin = id;
   *graph = g;
   return cudaSuccess;
 }
@@ -1688,6 +1703,8 @@ MYRIAD_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_
   if (!exec || !graph || graph->magic != 0x4850524d) return Fail(cudaErrorInvalidValue);
   auto* e = new CUgraphExec_st();
   e->ops = graph->ops;
+  e->device = graph->device;
+  e->origin = graph->origin;
   // An instantiation holds its own copy of each of the graph's references.
   e->user_objects = graph->user_objects;
   for (const auto& [object, count] : e->user_objects) RetainUser(object, count);
@@ -1703,9 +1720,37 @@ MYRIAD_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t str
   std::int32_t id = 0;
   if (!exec || exec->magic != 0x5845524d) return Fail(cudaErrorInvalidValue);
   if (!shim::Resolve(stream, &device, &id)) return Fail(cudaErrorInvalidResourceHandle);
+  std::lock_guard<std::mutex> launching(exec->mu);  // one launch of an instantiation at a time
+  if (exec->streams.empty()) {
+    for (const shim::CapturedOp& c : exec->ops) {
+      if (c.op.kind == shim::kEventRecord && !exec->events.count(c.op.event)) {
+        std::lock_guard<std::mutex> lock(shim::ids_mu);
+        exec->events[c.op.event] = shim::next_event_id++;
+      }
+      if (c.op.stream == exec->origin || exec->streams.count(c.op.stream)) continue;
+      std::int32_t own = 0;
+      {
+        std::lock_guard<std::mutex> lock(shim::ids_mu);
+        own = shim::next_stream_id++;
+      }
+      wire::WireOp create = shim::Op(shim::kStreamCreate, own);
+      create.flags = wire::kNonBlocking;
+      if (const int e = shim::Submit(create, device); e != cudaSuccess)
+        return Fail(static_cast<cudaError_t>(e));
+      exec->streams[c.op.stream] = own;
+    }
+    exec->streams[exec->origin] = -1;  // marks the instantiation's streams as made
+  }
   for (const shim::CapturedOp& c : exec->ops) {
     wire::WireOp op = c.op;
-    op.stream = id;
+    // The capture's own stream is the launch stream; the others, the instantiation's.
+    const std::int32_t own = exec->streams[c.op.stream];
+    op.stream = c.op.stream == exec->origin ? id : own;
+    // A wait on an event recorded before the capture keeps the program's event.
+    if (op.kind == shim::kEventRecord || op.kind == shim::kStreamWaitEvent) {
+      const auto event = exec->events.find(c.op.event);
+      if (event != exec->events.end()) op.event = event->second;
+    }
     op.name = c.name.empty() ? 0 : shim::Intern(c.name);
     op.comm = c.comm.empty() ? 0 : shim::Intern(c.comm);
     if (const int e = shim::Submit(op, device); e != cudaSuccess)

@@ -1,6 +1,7 @@
-// CUDA graphs as a user captures them: five kernels on one stream plus one on a second stream
-// that joins the capture through an event, instantiated once and launched three times, timed
-// with events. A user object keeps a resource alive for the graph, as PyTorch's capture does
+// CUDA graphs as a user captures them: five kernels on one stream beside one on a second stream
+// that joins the capture through an event (and is joined back before the capture ends),
+// instantiated once and launched three times, timed with events: the branches run side by
+// side at each launch, as CUDA runs a graph's independent nodes. A user object keeps a resource alive for the graph, as PyTorch's capture does
 // (the graph being captured from cudaStreamGetCaptureInfo, the reference moved to it): it is
 // destroyed when the graph and its instantiation are gone, on CUDA's own thread and not
 // synchronized with any CUDA call (cudaUserObjectNoDestructorSync), so the program waits for it
@@ -32,9 +33,9 @@ int main() {
   cudaStreamCaptureStatus status;
   cudaStreamIsCapturing(s, &status);
   const bool sync_refused = cudaStreamSynchronize(s) != cudaSuccess;
-  for (int i = 0; i < 5; ++i) step<<<1, 256, 0, s>>>(x);
   cudaEventRecord(fork, s);
   cudaStreamWaitEvent(side, fork, 0);
+  for (int i = 0; i < 5; ++i) step<<<1, 256, 0, s>>>(x);
   step<<<1, 256, 0, side>>>(x);
   cudaEventRecord(join, side);
   cudaStreamWaitEvent(s, join, 0);
