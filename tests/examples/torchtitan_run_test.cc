@@ -106,7 +106,12 @@ TEST(Torchtitan, DebugModelTrainsOnTwoRanksWithCompileAndCudaGraphsAndFolds) {
   // first logs the unfolded run's tokens/s and TFLOP/s. The first step holds the compile,
   // whose autotuning runs benchmark kernels only where a process's cache misses (docs/run.md);
   // the memory the caching allocator keeps reserved after it differs with it too (0.90 GiB
-  // after a cold compile, 0.87 after a warm one), so memory is not compared.
+  // after a cold compile, 0.87 after a warm one), so memory is not compared. Kernels slow by
+  // the communication beside them (docs/engine.md), so where the two unfolded processes' host
+  // work differs (the first step's compile) their overlap differs from a mirror's; after a
+  // cold compile the second step (the one that captures the CUDA graph) may end a few
+  // nanoseconds apart (1,924,389 against 1,924,388 tokens/s): it is compared to 1e-5, the
+  // graph's replays exactly.
   const auto [folded_status, folded_out] = myriad::testing::RunCommand(
       "cd " + kWork + " && rm -rf outputs && TORCHINDUCTOR_CACHE_DIR=" + kWork +
       "/cache/inductor TRITON_CACHE_DIR=" + kWork + "/cache/triton " + MYRIAD_BINARY + " run " +
@@ -124,6 +129,11 @@ TEST(Torchtitan, DebugModelTrainsOnTwoRanksWithCompileAndCudaGraphsAndFolds) {
     if (f.step == 1) continue;
     for (const Step& u : steps) {
       if (u.step != f.step) continue;
+      if (f.step == 2) {
+        EXPECT_NEAR(f.tps / u.tps, 1.0, 1e-5) << "step 2";
+        EXPECT_NEAR(f.tflops / u.tflops, 1.0, 1e-5) << "step 2";
+        continue;
+      }
       EXPECT_EQ(f.tps, u.tps) << "step " << f.step;
       EXPECT_EQ(f.tflops, u.tflops) << "step " << f.step;
     }
