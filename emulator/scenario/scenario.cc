@@ -655,7 +655,7 @@ class Resolver {
         TableReader::Open(table ? *table : empty, "workload.training",
                           {"micro_batch", "global_batch", "precision", "recompute",
                            "overlap_grad_reduce", "overlap_param_gather", "iterations", "attention",
-                           "grad_reduce_dtype", "attention_flops", "overlap_p2p_comm"});
+                           "grad_reduce_dtype", "attention_flops", "overlap_p2p_comm", "kernels"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     Field<int> micro_batch, global_batch, iterations;
@@ -682,8 +682,17 @@ class Resolver {
       MYRIAD_RETURN_IF_ERROR(ParseChoice(recompute,
                                          {{"none", Recompute::kNone},
                                           {"selective", Recompute::kSelective},
-                                          {"full", Recompute::kFull}},
+                                          {"full", Recompute::kFull},
+                                          {"selective_op", Recompute::kSelectiveOp}},
                                          &training->recompute));
+    Field<std::string> kernels;
+    MYRIAD_RETURN_IF_ERROR(r.String("kernels", &kernels));
+    if (kernels.present)
+      MYRIAD_RETURN_IF_ERROR(
+          ParseChoice(kernels, {{"fused", LayerKernels::kFused}, {"eager", LayerKernels::kEager}},
+                      &training->kernels));
+    Record("workload.training.kernels",
+           kernels.present ? Override(kernels.pos) : "default: Megatron's fused kernels");
     Field<std::string> attention;
     MYRIAD_RETURN_IF_ERROR(r.String("attention", &attention));
     if (attention.present) {

@@ -225,9 +225,11 @@ KernelClass Classify(std::string_view demangled) {
     return family(unrolled ? KernelFamily::kElementwiseUnrolled : KernelFamily::kElementwise);
   }
   if (base == "elementwise_kernel") {
-    // The strided path names no operand count: assumed a binary op (two reads, one write).
-    c.operands = 3;
-    c.bytes_per_element = 3 * FirstSize(arg(2));
+    // The strided path names no operand count: assumed a binary op (two reads, one write),
+    // except a copy (direct_copy_kernel_cuda: one read, one write).
+    const bool copy = arg(2).find("direct_copy_kernel") != std::string_view::npos;
+    c.operands = copy ? 2 : 3;
+    c.bytes_per_element = c.operands * FirstSize(arg(2));
     return family(KernelFamily::kElementwiseStrided);
   }
   if (base == "elementwise_kernel_with_index") {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "myriad/emulator/workload.h"
+#include "workload/eager_kernels.h"
 
 namespace myriad::emulator {
 namespace {
@@ -201,6 +202,13 @@ class RankSource : public OpSource {
   void Gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k,
             std::int64_t batch = 1);
   void Streaming(const char* name, double bytes);
+  void Eager(workload::EagerKernel kernel, double bytes);
+  void Norm(bool forward, double act_bytes);
+  void Residual(bool forward, double act_bytes);
+  void Rope(bool forward);
+  void LayerForwardRecompute(bool moe);
+  void MlpActivation(bool forward, double inner);
+  double FinalNormBytes() const;
   void Attention(bool backward);
   void FlashAttention(bool backward, std::int64_t seq_q, std::int64_t seq_kv, bool causal);
   void RecordEvent(std::int32_t stream, std::int32_t event);
@@ -549,6 +557,103 @@ void RankSource::Streaming(const char* name, double bytes) {
   buffer_.push_back(op);
 }
 
+// The final norm's activations on this rank (BF16; sharded under sequence parallelism).
+double RankSource::FinalNormBytes() const {
+  return static_cast<double>(w_.tokens_) * w_.spec_.model.hidden * 2 /
+         (w_.spec_.parallel.sequence_parallel ? w_.spec_.parallel.tp : 1);
+}
+
+// One of PyTorch's own kernels, named as PyTorch names it so that its kernel model times it.
+void RankSource::Eager(workload::EagerKernel kernel, double bytes) {
+  Op op;
+  op.kind = OpKind::kKernel;
+  op.stream = kComputeStream;
+  op.name = w_.Name(std::string(workload::EagerKernelName(kernel)));
+  op.bytes = static_cast<std::uint64_t>(bytes);
+  buffer_.push_back(op);
+}
+
+// A normalisation over the activations (act_bytes of BF16 on this rank): Transformer Engine's
+// fused kernel, or PyTorch's layer-norm kernels (which nn.RMSNorm runs), their bytes as the
+// PyTorch kernel model counts them: the rows read and written, two FP32 statistics a row, the
+// weight (and its gradient).
+void RankSource::Norm(bool forward, double act_bytes) {
+  if (w_.spec_.training.kernels == LayerKernels::kFused) {
+    Streaming(forward ? "layernorm" : "layernorm_backward", (forward ? 2 : 3) * act_bytes);
+    return;
+  }
+  const double n = w_.spec_.model.hidden, rows = act_bytes / (2 * n);
+  if (forward) {
+    Eager(workload::EagerKernel::kNormForward, 2 * act_bytes + 2 * rows * 4 + 2 * n * 2);
+    return;
+  }
+  Eager(workload::EagerKernel::kNormBackwardInput, 3 * act_bytes + 2 * rows * 4 + 2 * n * 2);
+  Eager(workload::EagerKernel::kNormBackwardWeight, 2 * act_bytes + 2 * rows * 4 + 2 * n * 2);
+}
+
+// A residual connection: the sum in the forward, the sum of the two gradients that reach its
+// input in the backward (the skip path's and the branch's); fused with bias and dropout in
+// Megatron.
+void RankSource::Residual(bool forward, double act_bytes) {
+  if (w_.spec_.training.kernels == LayerKernels::kFused) {
+    Streaming(forward ? "bias_dropout_add" : "bias_dropout_add_backward", 3 * act_bytes);
+    return;
+  }
+  Eager(workload::EagerKernel::kAdd, 3 * act_bytes);
+}
+
+// Rotary embeddings as torchtitan's Llama applies them in eager PyTorch: the fused QKV
+// output's query, key and value views copied to contiguous tensors, query and key upcast to
+// FP32, multiplied as complex numbers by the frequencies (a small table that stays in L2:
+// one complex read and one written per pair) and cast back; the backward runs the same
+// chain on their gradients and copies the three into the QKV gradient. Megatron fuses all of
+// it into the attention kernels' neighbours (not counted).
+void RankSource::Rope(bool forward) {
+  if (w_.spec_.training.kernels == LayerKernels::kFused) return;
+  const ModelSpec& m = w_.spec_.model;
+  const int tp = w_.spec_.parallel.tp;
+  const double t = static_cast<double>(w_.tokens_);
+  const double q = static_cast<double>(m.heads / tp) * w_.head_dim_;
+  const double kv = static_cast<double>(std::max(1, m.kv_heads / tp)) * w_.head_dim_;
+  using workload::EagerKernel;
+  const auto copies = [&] {
+    for (double width : {q, kv, kv}) Eager(EagerKernel::kStridedCopy, t * width * 2 * 2);
+  };
+  if (forward) copies();
+  for (double width : {q, kv}) Eager(EagerKernel::kToFloat, t * width * (2 + 4));
+  for (double width : {q, kv}) Eager(EagerKernel::kComplexMul, t * width * (4 + 4));
+  for (double width : {q, kv}) Eager(EagerKernel::kToBfloat16, t * width * (4 + 2));
+  if (!forward) copies();
+}
+
+// The forward ops op-level selective checkpointing reruns before a layer's backward: every
+// elementwise and normalisation op, and the layer's second and fourth matmuls (the output
+// projection; SwiGLU's up projection, GeLU's down projection). The recomputed tensors are
+// the backward's own, so no collective reruns with them (the TP all-gathers do not repeat).
+void RankSource::LayerForwardRecompute(bool moe) {
+  const ModelSpec& m = w_.spec_.model;
+  const int tp = w_.spec_.parallel.tp;
+  const std::int64_t t = w_.tokens_, h = m.hidden;
+  const std::int64_t attn = m.heads / tp * w_.head_dim_;
+  const double act_bytes = static_cast<double>(t) * static_cast<double>(h) * 2 /
+                           (w_.spec_.parallel.sequence_parallel ? tp : 1);
+  Norm(true, act_bytes);
+  Rope(true);
+  Gemm("gemm_attention_out_recompute", t, h, attn);
+  Residual(true, act_bytes);
+  Norm(true, act_bytes);
+  if (moe) return;
+  const bool swiglu = m.activation == Activation::kSwiglu;
+  const double inner = static_cast<double>(t) * static_cast<double>(m.ffn / tp);
+  if (swiglu) {
+    Gemm("gemm_mlp_up_recompute", t, m.ffn / tp, h);
+  } else {
+    Gemm("gemm_mlp_down_recompute", t, h, m.ffn / tp);
+  }
+  MlpActivation(true, inner);
+  Residual(true, act_bytes);
+}
+
 void RankSource::FlashAttention(bool backward, std::int64_t seq_q, std::int64_t seq_kv,
                                 bool causal) {
   const ModelSpec& m = w_.spec_.model;
@@ -732,21 +837,54 @@ void RankSource::DenseMlp(bool forward) {
   const std::int64_t t = w_.tokens_, h = m.hidden;
   const std::int64_t up = (m.activation == Activation::kSwiglu ? 2 : 1) * m.ffn / tp;
   const std::int64_t down = m.ffn / tp;
-  const bool swiglu = m.activation == Activation::kSwiglu;
-  const double act = static_cast<double>(t) * static_cast<double>(up + down);
+  const double inner = static_cast<double>(t) * static_cast<double>(down);
   TpGather();
   if (forward) {
     Gemm("gemm_mlp_up", t, up, h);
-    Streaming(swiglu ? "swiglu" : "gelu", act * 2);
+    MlpActivation(true, inner);
     Gemm("gemm_mlp_down", t, h, down);
   } else {
     Gemm("gemm_mlp_down_dgrad", t, down, h);
     Gemm("gemm_mlp_down_wgrad", h, down, t);
-    Streaming(swiglu ? "swiglu_backward" : "gelu_backward", act * 3);
+    MlpActivation(false, inner);
     Gemm("gemm_mlp_up_dgrad", t, h, up);
     Gemm("gemm_mlp_up_wgrad", up, h, t);
+    // Eager SwiGLU's gate and up projections are two matmuls on one input: its gradient is
+    // their two input gradients' sum.
+    if (w_.spec_.training.kernels == LayerKernels::kEager && m.activation == Activation::kSwiglu)
+      Eager(workload::EagerKernel::kAdd, 3.0 * static_cast<double>(t) * h * 2);
   }
   TpReduce();
+}
+
+// The MLP's activation over its inner width (inner = tokens x ffn / tp elements): one fused
+// kernel that reads the up projection's output (both halves for SwiGLU) and writes the
+// activation, or eager PyTorch's silu and gate product (gelu), and their backward: the gate
+// product's two gradients, then silu's (or gelu's).
+void RankSource::MlpActivation(bool forward, double inner) {
+  const bool swiglu = w_.spec_.model.activation == Activation::kSwiglu;
+  if (w_.spec_.training.kernels == LayerKernels::kFused) {
+    const double act = inner * (swiglu ? 3 : 2);
+    if (forward) {
+      Streaming(swiglu ? "swiglu" : "gelu", act * 2);
+    } else {
+      Streaming(swiglu ? "swiglu_backward" : "gelu_backward", act * 3);
+    }
+    return;
+  }
+  using workload::EagerKernel;
+  if (!swiglu) {
+    Eager(forward ? EagerKernel::kGelu : EagerKernel::kGeluBackward, inner * 2 * (forward ? 2 : 3));
+    return;
+  }
+  if (forward) {
+    Eager(EagerKernel::kSilu, inner * 2 * 2);
+    Eager(EagerKernel::kMul, inner * 2 * 3);
+    return;
+  }
+  Eager(EagerKernel::kMul, inner * 2 * 3);
+  Eager(EagerKernel::kMul, inner * 2 * 3);
+  Eager(EagerKernel::kSiluBackward, inner * 2 * 3);
 }
 
 // An MoE layer's MLP on this rank (Megatron's alltoall token dispatcher): the router scores
@@ -832,36 +970,41 @@ void RankSource::Layer(int layer, bool forward) {
   const double act_bytes = static_cast<double>(t) * static_cast<double>(h) * 2 /
                            (w_.spec_.parallel.sequence_parallel ? tp : 1);
   if (forward) {
-    Streaming("layernorm", 2 * act_bytes);
+    Norm(true, act_bytes);
     TpGather();
     Gemm("gemm_qkv", t, qkv, h);
+    Rope(true);
     Attention(false);
     Gemm("gemm_attention_out", t, h, attn);
     TpReduce();
-    Streaming("bias_dropout_add", 3 * act_bytes);  // residual branch: bias, dropout, sum
-    Streaming("layernorm", 2 * act_bytes);
+    Residual(true, act_bytes);  // fused: bias, dropout and the sum
+    Norm(true, act_bytes);
     moe ? MoeMlp(true) : DenseMlp(true);
-    Streaming("bias_dropout_add", 3 * act_bytes);
+    Residual(true, act_bytes);
     return;
   }
+  if (w_.spec_.training.recompute == Recompute::kSelectiveOp) LayerForwardRecompute(moe);
   // Backward, in reverse: input gradient (dgrad) and weight gradient (wgrad) per GEMM. Each
   // collective's backward is its dual: a reduce-scatter's is an all-gather, an all-gather's a
   // reduce-scatter, and without sequence parallelism the column-parallel block's input
   // gradient is all-reduced.
-  Streaming("bias_dropout_add_backward", 3 * act_bytes);
+  const bool fused = w_.spec_.training.kernels == LayerKernels::kFused;
+  if (fused) Residual(false, act_bytes);
   moe ? MoeMlp(false) : DenseMlp(false);
-  Streaming("layernorm_backward", 3 * act_bytes);
-  Streaming("bias_dropout_add_backward", 3 * act_bytes);
+  Norm(false, act_bytes);
+  Residual(false, act_bytes);
   TpGather();
   Gemm("gemm_attention_out_dgrad", t, attn, h);
   Gemm("gemm_attention_out_wgrad", h, attn, t);
   // Selective recomputation keeps no attention-core activations: rerun its forward first.
   if (w_.spec_.training.recompute == Recompute::kSelective) Attention(false);
   Attention(true);
+  Rope(false);
   Gemm("gemm_qkv_dgrad", t, h, qkv);
   Gemm("gemm_qkv_wgrad", qkv, h, t);
   TpReduce();
-  Streaming("layernorm_backward", 3 * act_bytes);
+  Norm(false, act_bytes);
+  if (!fused) Residual(false, act_bytes);
 }
 
 void RankSource::P2p(std::int32_t stream, NameId comm, OpKind kind, int peer, std::uint64_t count) {
@@ -956,7 +1099,17 @@ void RankSource::UnitForward(const Unit& unit) {
       Layer(unit.layer, true);
       break;
     case Unit::kOutput:
+      // The final norm, counted for eager kernels only (the fused inventory leaves it out:
+      // one norm against two a layer).
+      if (w_.spec_.training.kernels == LayerKernels::kEager) Norm(true, FinalNormBytes());
       Gemm("gemm_logits", w_.tokens_, vocab, m.hidden);
+      if (w_.spec_.training.kernels == LayerKernels::kEager) {
+        // logits.float(), then log-softmax in FP32 (the loss's NLL reads one value a row).
+        const double logits = tokens * static_cast<double>(vocab);
+        Eager(workload::EagerKernel::kToFloat, logits * (2 + 4));
+        Eager(workload::EagerKernel::kLogSoftmaxForward, logits * (4 + 4));
+        break;
+      }
       Streaming("cross_entropy", tokens * static_cast<double>(vocab) * 4.0 * 2);
       break;
   }
@@ -974,9 +1127,16 @@ void RankSource::UnitBackward(const Unit& unit) {
       Layer(unit.layer, false);
       break;
     case Unit::kOutput:
-      Streaming("cross_entropy_backward", tokens * static_cast<double>(vocab) * 4.0 * 2);
+      if (w_.spec_.training.kernels == LayerKernels::kEager) {
+        const double logits = tokens * static_cast<double>(vocab);
+        Eager(workload::EagerKernel::kLogSoftmaxBackward, logits * (4 + 2 * 4));
+        Eager(workload::EagerKernel::kToBfloat16, logits * (4 + 2));
+      } else {
+        Streaming("cross_entropy_backward", tokens * static_cast<double>(vocab) * 4.0 * 2);
+      }
       Gemm("gemm_logits_dgrad", w_.tokens_, m.hidden, vocab);
       Gemm("gemm_logits_wgrad", vocab, m.hidden, w_.tokens_);
+      if (w_.spec_.training.kernels == LayerKernels::kEager) Norm(false, FinalNormBytes());
       break;
   }
 }

@@ -522,6 +522,14 @@ double WorkloadSpec::iteration_flops(Recompute recompute) const {
   double per_token = 3 * (layers_forward + logits_forward);
   if (recompute == Recompute::kFull) per_token += layers_forward;
   if (recompute == Recompute::kSelective) per_token += m.layers * attention_core;
+  if (recompute == Recompute::kSelectiveOp) {
+    // The layer's second and fourth matmuls in forward order (QKV, output projection, then
+    // the MLP's gate and up projections, or a GPT MLP's two): the output projection and the
+    // up projection (SwiGLU) or the down projection (GeLU), each h x ffn. An MoE layer's
+    // router and experts are kept: only its output projection reruns.
+    for (int l = 0; l < m.layers; ++l)
+      per_token += 2 * h * h + (m.IsMoeLayer(l) ? 0.0 : 2 * h * m.ffn);
+  }
   return tokens * per_token;
 }
 
@@ -535,6 +543,14 @@ double WorkloadSpec::activation_bytes(int first, int end) const {
   for (int l = first; l < end; ++l) {
     if (training.recompute == Recompute::kFull) {
       per_token_layers += 2.0 / (sp ? tp : 1);
+      continue;
+    }
+    if (training.recompute == Recompute::kSelectiveOp && !model.IsMoeLayer(l)) {
+      // Op-level selective checkpointing keeps the layer's input, the outputs of the matmuls
+      // it does not rerun (QKV, the gate projection, the down projection) and attention's
+      // output, all BF16; everything else is recomputed in the backward.
+      const double h = model.hidden, kv = 2.0 * model.kv_heads * (h / model.heads);
+      per_token_layers += (2 * 2 * h / (sp ? tp : 1) + 2 * (h + kv + h + model.ffn) / tp) / h;
       continue;
     }
     // Korthikanti's 34 = 11 (attention block) + 19 (MLP: its input 2, the up projection's

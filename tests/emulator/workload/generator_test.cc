@@ -14,6 +14,7 @@
 #include "myriad/emulator/scenario.h"
 #include "myriad/emulator/workload.h"
 #include "tests/emulator/workload/workload_fixture.h"
+#include "workload/eager_kernels.h"
 
 namespace myriad::emulator {
 namespace {
@@ -72,7 +73,9 @@ TEST_P(FlopTest, KernelFlopsAddUpToMegatronsFormula) {
 INSTANTIATE_TEST_SUITE_P(Settings, FlopTest,
                          ::testing::Values("recompute = \"none\"", "recompute = \"full\"",
                                            "recompute = \"selective\"",
-                                           "recompute = \"full\"\nattention = \"unfused\""));
+                                           "recompute = \"full\"\nattention = \"unfused\"",
+                                           "recompute = \"selective_op\"",
+                                           "recompute = \"selective_op\"\nkernels = \"eager\""));
 
 // The attention FLOP convention behind TFLOP/s and MFU: Megatron's full s x s square by
 // default, the computed causal half with attention_flops = "causal" (3 x 2 s h per token and
@@ -87,6 +90,73 @@ TEST(SyntheticWorkloadTest, CausalAttentionFlopsCountHalfTheSquare) {
   EXPECT_NEAR(full.iteration_flops(Recompute::kNone) - causal.iteration_flops(Recompute::kNone),
               tokens * m.layers * 3 * 2.0 * m.seq * m.hidden, 1.0);
   EXPECT_FALSE(full.training.causal_attention_flops);
+}
+
+// Eager PyTorch's kernels for a Llama layer under op-level selective checkpointing: per layer
+// the forward's ops twice (once more in the recompute), and the backward's, as torchtitan's
+// Llama 3 8B launches them under `myriad run` (docs/workloads.md, "Eager kernels"); the
+// loss's log-softmax in FP32 once each way.
+TEST(SyntheticWorkloadTest, EagerKernelsAreTheOpsEagerPyTorchLaunchesPerLayer) {
+  constexpr const char* kSmallLlama =
+      "layers = 2\nhidden = 512\nheads = 8\nkv_heads = 2\nffn = 1536\nactivation = "
+      "\"swiglu\"\nvocab = 32000\nseq = 1024\n";
+  Scenario s =
+      Load("eager.toml", 1, "fsdp = true",
+           "global_batch = 8\nrecompute = \"selective_op\"\nkernels = \"eager\"", kSmallLlama);
+  auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  std::map<std::string, int> kernels;
+  std::map<std::string, double> bytes;
+  auto source = (*w)->OpenRank(0);
+  ASSERT_TRUE(source.ok());
+  Op op;
+  for (Result<bool> more = (*source)->Next(op); more.ok() && *more; more = (*source)->Next(op)) {
+    if (op.kind != OpKind::kKernel) continue;
+    const std::string name((*w)->names().Name(op.name));
+    ++kernels[name];
+    bytes[name] += static_cast<double>(op.bytes);
+  }
+  using workload::EagerKernel;
+  const auto count = [&](EagerKernel k) {
+    return kernels[std::string(workload::EagerKernelName(k))];
+  };
+  const int layers = 2;
+  EXPECT_EQ(count(EagerKernel::kNormForward), layers * 4 + 1);  // forward, recompute, final norm
+  EXPECT_EQ(count(EagerKernel::kNormBackwardInput), layers * 2 + 1);
+  EXPECT_EQ(count(EagerKernel::kAdd), layers * 7);  // 2 forward, 2 recompute, 3 backward
+  EXPECT_EQ(count(EagerKernel::kMul), layers * 4);
+  EXPECT_EQ(count(EagerKernel::kSilu), layers * 2);
+  EXPECT_EQ(count(EagerKernel::kSiluBackward), layers);
+  EXPECT_EQ(count(EagerKernel::kStridedCopy), layers * 9);
+  EXPECT_EQ(count(EagerKernel::kComplexMul), layers * 6);
+  EXPECT_EQ(count(EagerKernel::kToFloat), layers * 6 + 1);  // and the logits
+  EXPECT_EQ(count(EagerKernel::kLogSoftmaxForward), 1);
+  EXPECT_EQ(count(EagerKernel::kLogSoftmaxBackward), 1);
+  // The matmuls that rerun: the output projection and SwiGLU's up projection.
+  EXPECT_EQ(kernels["gemm_attention_out_recompute"], layers);
+  EXPECT_EQ(kernels["gemm_mlp_up_recompute"], layers);
+  // The logits' upcast: 2 B read and 4 B written per logit of one micro-batch.
+  const double logits = 1.0 * 1024 * 32000;
+  EXPECT_EQ(bytes[std::string(workload::EagerKernelName(EagerKernel::kLogSoftmaxForward))],
+            logits * 8);
+  // Fused kernels (Megatron's) have none of them.
+  Scenario fused = Load("fused.toml", 1, "fsdp = true", "global_batch = 8", kSmallLlama);
+  auto f = MakeSyntheticWorkload(*fused.workload, fused.cluster, false);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ((*f)->names().Find(workload::EagerKernelName(EagerKernel::kAdd)), 0u);
+}
+
+// Op-level selective checkpointing keeps, per token and layer, the layer's input and the
+// down projection's output (h each), the QKV output, attention's output and the gate
+// projection's output, all BF16: here (512 + 512 + 768 + 512 + 1536) x 2 B.
+TEST(SyntheticWorkloadTest, OpLevelCheckpointingKeepsTheUnrecomputedOutputs) {
+  constexpr const char* kSmallLlama =
+      "layers = 2\nhidden = 512\nheads = 8\nkv_heads = 2\nffn = 1536\nactivation = "
+      "\"swiglu\"\nvocab = 32000\nseq = 1024\n";
+  const WorkloadSpec spec = *Load("op.toml", 1, "fsdp = true",
+                                  "global_batch = 8\nrecompute = \"selective_op\"", kSmallLlama)
+                                 .workload;
+  EXPECT_DOUBLE_EQ(spec.activation_bytes(0, 2), 2 * 1024.0 * (512 + 512 + 768 + 512 + 1536) * 2);
 }
 
 TEST(SyntheticWorkloadTest, PipelineSendsMatchReceivesAndIterationsAreMarked) {

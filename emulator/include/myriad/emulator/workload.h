@@ -17,7 +17,15 @@
 namespace myriad::emulator {
 
 enum class Activation { kGelu, kSwiglu };
-enum class Recompute { kNone, kSelective, kFull };
+// Activation recomputation: kSelective recomputes the attention core (Korthikanti et al.,
+// 2022; Megatron's), kFull each layer's forward, kSelectiveOp every op of a layer but every
+// second matmul (torchtitan's op-level selective checkpointing: the outputs of the other
+// matmuls and of attention are kept, the elementwise ops rerun).
+enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
+// How a layer's elementwise and normalisation work reaches the GPU: as the fused kernels of
+// Megatron with Transformer Engine (kFused), or one PyTorch kernel per op, as eager PyTorch
+// runs torchtitan's model (kEager; docs/workloads.md, "Eager kernels").
+enum class LayerKernels { kFused, kEager };
 
 struct ModelSpec {
   std::string preset;  // the preset it came from, or "" when written out
@@ -109,6 +117,7 @@ struct TrainingSpec {
   int global_batch = 0;  // sequences per iteration (gradient accumulation follows)
   DataType precision = DataType::kBfloat16;
   Recompute recompute = Recompute::kNone;
+  LayerKernels kernels = LayerKernels::kFused;
   bool overlap_grad_reduce = true;  // DP gradient reduction overlapped with the backward
   // Interleaved 1F1B's pipeline sends and receives on their own stream, overlapped with the
   // compute of the other direction; a forward (backward) waits only for the latest batch of
