@@ -118,7 +118,7 @@ void DescribeOverlap(const emulator::Scenario& s, Report& r) {
     r.Line("compute beside communication", "shared SMs and HBM bandwidth (docs/engine.md)");
     return;
   }
-  const double rate = netmodel::HbmBytesPerRank(request) / (est->time_us * 1e-6);
+  const double rate = netmodel::FootprintOf(request, *est).hbm_rate;
   r.Line("beside an AllGather",
          fmt::format("1 GiB over {} GPUs: {} channels ({} of {} SMs), {} of HBM traffic", ranks,
                      est->channels, est->channels, c.gpu.sm_count, FormatBandwidth(rate)),

@@ -144,13 +144,6 @@ int Import(const std::vector<std::string>& args, std::ostream& out, std::ostream
   return kExitOk;
 }
 
-double MedianOf(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int Validate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> traces;
   std::string gpu_key;
@@ -301,11 +294,13 @@ int Validate(const std::vector<std::string>& args, std::ostream& out, std::ostre
     out << fmt::format(
         "  the same tensor-core kernel and launch beside an NCCL kernel and alone ({} kernels; "
         "duration beside / alone, medians): measured x{:.2f}, shared model x{:.2f}\n",
-        checked->beside_nccl.size(), MedianOf(measured_all), MedianOf(model_all));
+        checked->beside_nccl.size(), emulator::profiling::Median(measured_all),
+        emulator::profiling::Median(model_all));
     for (const auto& [blocks, ratios] : by_blocks)
       out << fmt::format(
           "    beside {:>3} NCCL blocks: {:>3} kernels, measured x{:.2f}, model x{:.2f}\n", blocks,
-          ratios.first.size(), MedianOf(ratios.first), MedianOf(ratios.second));
+          ratios.first.size(), emulator::profiling::Median(ratios.first),
+          emulator::profiling::Median(ratios.second));
   }
   if (checked->communication_kernels > 0)
     out << fmt::format(

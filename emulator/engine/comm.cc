@@ -127,7 +127,7 @@ Status Simulation::ArriveCollective(int rank, int slot, const Op& call) {
   request.bytes = BufferBytes(call, comm.layout.ranks);
   request.ranks = comm.layout.ranks;
   // Under the flow model its rate is the one it would have alone.
-  const CommLoad load = LoadOf(request, *est);
+  const CommLoad load = netmodel::FootprintOf(request, *est);
   if (flow_) {
     // Its flows share the links with everything else in flight; it ends when they do.
     std::vector<std::pair<int, int>> members = std::move(inst.members);
@@ -223,7 +223,7 @@ Status Simulation::ArriveP2p(int rank, int slot, const Op& source_call) {
   const int dst_gpu = workload_.gpu_of(comm.ranks[static_cast<size_t>(dst)]);
   auto est = model_.Estimate(request, model_.LayoutOf({src_gpu, dst_gpu}));
   if (!est.ok()) return est.status();
-  const CommLoad load = LoadOf(request, *est);
+  const CommLoad load = netmodel::FootprintOf(request, *est);
   if (flow_) {
     const Op send_call = inst.send_op;
     std::vector<std::pair<int, int>> members = {{inst.send_rank, inst.send_slot},

@@ -148,16 +148,6 @@ void Simulation::ScheduleKernelEnd(int rank, int slot) {
 // collective's up to 32 (MAXCHANNELS), and takes that share of the slowdown a collective causes.
 constexpr double kPointToPointSmShare = 2.0 / 32.0;
 
-CommLoad Simulation::LoadOf(const netmodel::CollectiveRequest& request,
-                            const netmodel::CollectiveEstimate& estimate) const {
-  CommLoad load;
-  load.sms = request.op == netmodel::CollectiveOp::kSendRecv ? netmodel::kPointToPointChannels
-                                                             : std::max(estimate.channels, 1);
-  if (estimate.time_us > 0)
-    load.hbm_rate = netmodel::HbmBytesPerRank(request) / (estimate.time_us * 1e-6);
-  return load;
-}
-
 double Simulation::CommStretch(const Rank& r, const DeviceOp& d) const {
   switch (options_.overlap) {
     case OverlapModel::kOff:
@@ -175,19 +165,17 @@ double Simulation::CommStretch(const Rank& r, const DeviceOp& d) const {
 }
 
 // NCCL's channels share SMs and HBM with compute: when a rank's communication starts or stops,
-// its running kernels change speed and their ends move.
+// its running kernels change speed and their ends move (Restretch, once the counters and the
+// load are both updated).
 void Simulation::SetCommActive(Rank& r, int delta, bool collective) {
   r.active_comm += delta;
   if (collective) r.active_collectives += delta;
   if (r.active_comm == 0) r.comm_load = {};  // no rounding left behind
-  Restretch(r);
 }
 
 void Simulation::ChangeCommLoad(Rank& r, const CommLoad& load, int sign) {
-  if (load.sms == 0 && load.hbm_rate == 0) return;
   r.comm_load.sms += sign * load.sms;
   r.comm_load.hbm_rate = std::max(0.0, r.comm_load.hbm_rate + sign * load.hbm_rate);
-  Restretch(r);
 }
 
 void Simulation::Restretch(Rank& r) {
@@ -211,7 +199,8 @@ void Simulation::Restretch(Rank& r) {
 void Simulation::BeginComm(int rank, int slot, const CommLoad& load) {
   Rank& r = *ranks_[static_cast<size_t>(rank)];
   DeviceOp& d = r.streams[static_cast<size_t>(slot)].queue.front();
-  if (d.comm_start < 0) {
+  const bool starts = d.comm_start < 0;
+  if (starts) {
     Account(r);
     SetCommActive(r, +1, !IsPointToPoint(d.op.kind));
     TrackCommInFlight(r, d, +1);
@@ -220,7 +209,10 @@ void Simulation::BeginComm(int rank, int slot, const CommLoad& load) {
   // A group's members each add theirs as they are matched.
   d.load.sms += load.sms;
   d.load.hbm_rate += load.hbm_rate;
-  if (options_.overlap == OverlapModel::kShared) ChangeCommLoad(r, load, +1);
+  const bool loads =
+      options_.overlap == OverlapModel::kShared && (load.sms != 0 || load.hbm_rate != 0);
+  if (loads) ChangeCommLoad(r, load, +1);
+  if (starts || loads) Restretch(r);
 }
 
 void Simulation::Resolve(int rank, int slot, SimTime end, std::string detail,
@@ -249,6 +241,7 @@ void Simulation::Complete(int rank, int slot) {
   if (IsComm(d.op.kind)) {
     if (options_.overlap == OverlapModel::kShared) ChangeCommLoad(r, d.load, -1);
     SetCommActive(r, -1, !IsPointToPoint(d.op.kind));
+    Restretch(r);
     TrackCommInFlight(r, d, -1);
   }
   if (r.traced) {

@@ -26,6 +26,7 @@
 #include "myriad/emulator/kernel_timing.h"
 #include "myriad/netmodel/collective.h"
 #include "myriad/netmodel/flow_model.h"
+#include "myriad/netmodel/overlap.h"
 
 namespace myriad::emulator::engine {
 
@@ -44,10 +45,8 @@ struct Dep {
 
 // What communication in flight takes from its GPU's compute: NCCL's channels (one SM each)
 // and the HBM traffic its bytes cause (docs/engine.md "Compute beside communication").
-struct CommLoad {
-  int sms = 0;
-  double hbm_rate = 0;  // bytes/s
-};
+// What a communication op takes from its GPU while it runs (netmodel/overlap.h).
+using CommLoad = netmodel::CommFootprint;
 
 struct DeviceOp {
   Op op;
@@ -237,17 +236,15 @@ class Simulation {
   void Satisfy(int rank, int slot);
   void Account(Rank& r);
   void ScheduleKernelEnd(int rank, int slot);
+  // Counts a communication op in (delta +1) or out (-1); Restretch applies it.
   void SetCommActive(Rank& r, int delta, bool collective);
-  // Adds (sign +1) or removes (-1) a communication op's load; running kernels change speed.
+  // Adds (sign +1) or removes (-1) a communication op's load; Restretch applies it.
   void ChangeCommLoad(Rank& r, const CommLoad& load, int sign);
   // Moves the ends of `r`'s running kernels to the stretch the communication now in flight
   // gives them.
   void Restretch(Rank& r);
   // What communication in flight on rank `r` stretches kernel `d` by (docs/engine.md).
   double CommStretch(const Rank& r, const DeviceOp& d) const;
-  // What a collective or send/recv takes from each member's GPU while it runs.
-  CommLoad LoadOf(const netmodel::CollectiveRequest& request,
-                  const netmodel::CollectiveEstimate& estimate) const;
   void TrackCommInFlight(Rank& r, const DeviceOp& d, int delta);
   void WakeHost(Rank& r);
   void Fail(Status status);

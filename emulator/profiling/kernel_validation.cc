@@ -61,13 +61,6 @@ std::vector<std::int64_t> IntArgsFromShapes(const timing::KernelClass& c, const 
   }
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -300,6 +293,13 @@ Result<KernelValidation> ValidateKernels(const std::vector<TraceRead>& traces,
                      return a.measured_us > b.measured_us;
                    });
   return result;
+}
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 }  // namespace myriad::emulator::profiling

@@ -53,14 +53,14 @@ constexpr std::array kRows = {
     // predicted out of memory: not in the set).
     ValidationRow{"Megatron-Bridge Llama 3 8B, 8 GPUs", "megatron-bridge-h100-llama3-8b", kSim, 9,
                   8, false, 14451, 14078.4},
-    // torchtitan 0.3.0 itself under `myriad run` on grand-teton-h100.toml (2026-12-06), the
+    // torchtitan 0.3.0 itself under `myriad run` on grand-teton-h100.toml (2026-12-07), the
     // tokens/s per GPU it logs (its steady steps).
     ValidationRow{"torchtitan Llama 3 8B, 8 GPUs, eager (myriad run)", "torchtitan-llama3-8b-x8",
-                  kRun, 9, 8, false, 5762, 7626},
+                  kRun, 9, 8, false, 5762, 7698},
     ValidationRow{"torchtitan Llama 3 8B, 128 GPUs, eager (myriad run)",
-                  "torchtitan-llama3-8b-x128", kRun, 9, 128, false, 5605, 7635},
+                  "torchtitan-llama3-8b-x128", kRun, 9, 128, false, 5605, 7707},
     ValidationRow{"torchtitan Llama 3 8B, 8 GPUs, compile (myriad run)",
-                  "torchtitan-llama3-8b-x8-compile", kRun, 9, 8, false, 6667, 8937},
+                  "torchtitan-llama3-8b-x8-compile", kRun, 9, 8, false, 6667, 8939},
 };
 
 std::string_view ArchitectureName(int major) {

@@ -4,6 +4,14 @@
 
 namespace myriad::netmodel {
 
+CommFootprint FootprintOf(const CollectiveRequest& request, const CollectiveEstimate& estimate) {
+  CommFootprint f;
+  f.sms = request.op == CollectiveOp::kSendRecv ? kPointToPointChannels
+                                                : std::max(estimate.channels, 1);
+  if (estimate.time_us > 0) f.hbm_rate = HbmBytesPerRank(request) / (estimate.time_us * 1e-6);
+  return f;
+}
+
 double HbmBytesPerRank(const CollectiveRequest& request) {
   const double bytes = static_cast<double>(request.bytes);
   const int n = std::max(request.ranks, 1);

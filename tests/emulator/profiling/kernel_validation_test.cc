@@ -88,10 +88,7 @@ TEST(KernelValidation, TheSameGemmBesideNcclSlowsAsItsSmsSay) {
       model24.push_back(p.model_ratio);
     }
   }
-  const auto median = [](std::vector<double> x) {
-    std::sort(x.begin(), x.end());
-    return x.size() % 2 ? x[x.size() / 2] : (x[x.size() / 2 - 1] + x[x.size() / 2]) / 2;
-  };
+  const auto median = [](const std::vector<double>& x) { return Median(x); };
   // Both slow down, and the model is within 10% of what the GPU measured overall.
   EXPECT_GT(median(measured), 1.1);
   EXPECT_NEAR(median(model) / median(measured), 1.0, 0.1);

@@ -138,4 +138,7 @@ struct KernelValidation {
 Result<KernelValidation> ValidateKernels(const std::vector<TraceRead>& traces,
                                          std::string_view gpu_key);
 
+// The median of `values` (the mean of the middle two for an even count); 0 for none.
+double Median(std::vector<double> values);
+
 }  // namespace myriad::emulator::profiling

@@ -19,6 +19,13 @@ double HbmBytesPerRank(const CollectiveRequest& request);
 // SMs a send/recv to one peer takes: NCCL_NCHANNELS_PER_NET_PEER's default, 2.
 inline constexpr int kPointToPointChannels = 2;
 
+// What a collective or send/recv takes from each member's GPU while it runs.
+struct CommFootprint {
+  int sms = 0;          // its channels, one SM each (kPointToPointChannels for a send/recv)
+  double hbm_rate = 0;  // bytes/s of HBM: HbmBytesPerRank over the estimate's time
+};
+CommFootprint FootprintOf(const CollectiveRequest& request, const CollectiveEstimate& estimate);
+
 // However much communication is in flight, compute keeps this share of the SMs and of the
 // HBM bandwidth: the hardware schedules both (a bound, not a measured figure).
 inline constexpr double kComputeFloorShare = 0.1;
