@@ -460,6 +460,7 @@ RunResult Simulation::Collect() {
   result.kernel_timing = timer_->stats();
   result.uncovered_kernels = timer_->Uncovered(names_);
   result.guessed_kernels = timer_->Guessed(names_);
+  result.assumed_kernels = timer_->Assumed(names_);
   result.kernel_families = timer_->Families();
   result.clocks = timer_->clocks();
   result.overlap = overlap_;

@@ -253,6 +253,7 @@ bool KernelCodeIndex::Count(int pid, const std::string& mangled, const timing::K
   op->counts.tensor_flops = work.tensor_flops;
   op->counts.sfu_ops = work.sfu_ops;
   op->counts.instructions = work.instructions;
+  op->counts.assumed_loops = work.assumed_loops;
   return true;
 }
 

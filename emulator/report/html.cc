@@ -378,8 +378,15 @@ std::string Coverage(const RunResult& result) {
         "it):</p>\n";
     out += StackedBars("families", labels, rows, "%");
   }
-  if (!result.guessed_kernels.empty() || !result.uncovered_kernels.empty()) {
+  if (!result.guessed_kernels.empty() || !result.uncovered_kernels.empty() ||
+      !result.assumed_kernels.empty()) {
     out += "<table><tr><th>kernel</th><th>calls</th><th>timed by</th></tr>\n";
+    for (std::size_t i = 0; i < std::min<std::size_t>(10, result.assumed_kernels.size()); ++i)
+      out += fmt::format(
+          "<tr><td class=\"name\">{}</td><td>{}</td><td>its code, with loops over data computed "
+          "on the GPU assumed</td></tr>\n",
+          EscapeHtml(timing::DemangleKernelName(result.assumed_kernels[i].name)),
+          result.assumed_kernels[i].count);
     for (std::size_t i = 0; i < std::min<std::size_t>(10, result.guessed_kernels.size()); ++i)
       out += fmt::format("<tr><td class=\"name\">{}</td><td>{}</td><td>launch guess</td></tr>\n",
                          EscapeHtml(timing::DemangleKernelName(result.guessed_kernels[i].name)),

@@ -229,6 +229,24 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
                          Percent(k.total, kernel_time), k.count, Readable(k.name));
     }
   }
+  if (!result.assumed_kernels.empty()) {
+    // Their work is a count whose loop bounds rest on an assumption: data a kernel computed
+    // on the GPU, which Myriad does not run.
+    const SimTime kernel_time = KernelTime(result);
+    out +=
+        "  kernels counted from their code with loops over data computed on the GPU (not "
+        "known: each such loop assumed to sweep its allocations once; docs/kernel-timing.md), "
+        "largest first:\n";
+    size_t shown = 0;
+    for (const GuessedKernel& k : result.assumed_kernels) {
+      if (++shown > 10) {
+        out += fmt::format("    ... and {} more\n", result.assumed_kernels.size() - 10);
+        break;
+      }
+      out += fmt::format("    {:>14} us {:>5.1f}% {:>8} x {}\n", Us(k.total),
+                         Percent(k.total, kernel_time), k.count, Readable(k.name));
+    }
+  }
   if (!result.uncovered_kernels.empty()) {
     out += "  kernels without a measurement (fallback), most frequent first:\n";
     size_t shown = 0;
@@ -352,7 +370,13 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
     out += fmt::format("{}\n    {{\"name\": {}, \"count\": {}, \"time_us\": {}}}", i ? "," : "",
                        Json(result.guessed_kernels[i].name), result.guessed_kernels[i].count,
                        Us(result.guessed_kernels[i].total));
-  out += result.guessed_kernels.empty() ? "],\n  \"uncovered_kernels\": ["
+  out += result.guessed_kernels.empty() ? "],\n  \"assumed_kernels\": ["
+                                        : "\n  ],\n  \"assumed_kernels\": [";
+  for (size_t i = 0; i < result.assumed_kernels.size(); ++i)
+    out += fmt::format("{}\n    {{\"name\": {}, \"count\": {}, \"time_us\": {}}}", i ? "," : "",
+                       Json(result.assumed_kernels[i].name), result.assumed_kernels[i].count,
+                       Us(result.assumed_kernels[i].total));
+  out += result.assumed_kernels.empty() ? "],\n  \"uncovered_kernels\": ["
                                         : "\n  ],\n  \"uncovered_kernels\": [";
   for (size_t i = 0; i < result.uncovered_kernels.size(); ++i)
     out += fmt::format("{}\n    {{\"name\": {}, \"count\": {}}}", i ? "," : "",

@@ -62,8 +62,10 @@ Result<std::unique_ptr<KernelTimer>> KernelTimer::Create(const netmodel::Cluster
     chain->push_back(std::make_unique<timing::PytorchKernelProvider>(at.gpu));
     // Without the launch guess, kernels no family model knows take the fallback, counted or
     // not.
-    if (options.launch_guess)
+    if (options.launch_guess) {
+      if (chain == &timer->chain_) timer->code_index_ = chain->size();
       chain->push_back(std::make_unique<timing::CodeCountsProvider>(at.gpu));
+    }
     chain->push_back(std::make_unique<timing::LibraryModelProvider>(at));
     if (options.launch_guess)
       chain->push_back(std::make_unique<timing::LaunchGuessProvider>(at.gpu));
@@ -135,6 +137,7 @@ void KernelTimer::Count(const Op& op, const NameTable& names, std::size_t by, Si
       !measured_[by])
     k.most_bytes = op.bytes, k.most_bytes_by = by;
   if (by == guess_index_) ++k.guessed, k.guessed_total += duration;
+  if (by == code_index_ && op.counts.assumed_loops > 0) ++k.assumed, k.assumed_total += duration;
   if (by == chain_.size()) ++k.uncovered;
 }
 
@@ -184,6 +187,19 @@ std::vector<GuessedKernel> KernelTimer::Guessed(const NameTable& names) const {
     if (kernels_[id].guessed == 0) continue;
     kernels.push_back(GuessedKernel{names.Name(static_cast<NameId>(id)), kernels_[id].guessed,
                                     kernels_[id].guessed_total});
+  }
+  std::sort(kernels.begin(), kernels.end(), [](const GuessedKernel& a, const GuessedKernel& b) {
+    return a.total != b.total ? a.total > b.total : a.name < b.name;
+  });
+  return kernels;
+}
+
+std::vector<GuessedKernel> KernelTimer::Assumed(const NameTable& names) const {
+  std::vector<GuessedKernel> kernels;
+  for (std::size_t id = 0; id < kernels_.size(); ++id) {
+    if (kernels_[id].assumed == 0) continue;
+    kernels.push_back(GuessedKernel{names.Name(static_cast<NameId>(id)), kernels_[id].assumed,
+                                    kernels_[id].assumed_total});
   }
   std::sort(kernels.begin(), kernels.end(), [](const GuessedKernel& a, const GuessedKernel& b) {
     return a.total != b.total ? a.total > b.total : a.name < b.name;

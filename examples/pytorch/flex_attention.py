@@ -2,7 +2,9 @@
 
 The pattern torchtitan's flex attention follows: a block mask from create_block_mask over a
 mask_mod, flex_attention compiled by Inductor into its Triton templates. Prints the step time
-and the TFLOP/s it implies for the causal FLOPs (examples/pytorch/README.md).
+and the TFLOP/s it implies for the causal FLOPs (examples/pytorch/README.md). With
+--documents N the mask is also document-wise, as torchtitan's is: each sequence holds N
+documents of equal length, whose ids are a tensor computed on the GPU.
 """
 
 import argparse
@@ -24,6 +26,7 @@ def main() -> None:
     parser.add_argument("--heads", type=int, default=32)
     parser.add_argument("--seq", type=int, default=8192)
     parser.add_argument("--head-dim", type=int, default=128)
+    parser.add_argument("--documents", type=int, default=0)
     args = parser.parse_args()
 
     torch.manual_seed(0)
@@ -33,7 +36,14 @@ def main() -> None:
         torch.randn(shape, device=device, dtype=torch.bfloat16, requires_grad=True)
         for _ in range(3)
     )
-    mask = create_block_mask(causal, args.batch, args.heads, args.seq, args.seq, device=device)
+    mask_mod = causal
+    if args.documents > 0:
+        document = torch.arange(args.seq, device=device) // (args.seq // args.documents)
+
+        def mask_mod(b, h, q_idx, kv_idx):
+            return (q_idx >= kv_idx) & (document[q_idx] == document[kv_idx])
+
+    mask = create_block_mask(mask_mod, args.batch, args.heads, args.seq, args.seq, device=device)
     attention = torch.compile(flex_attention)
 
     timer = StepTimer(warmup=2)

@@ -382,6 +382,35 @@ TEST(KernelTimer, CountedKernelsRunAtTheirSlowestPipe) {
                    timing::StreamingKernelSeconds(op.bytes, cluster.gpu));
 }
 
+// A kernel counted from its code whose loops ran over data computed on the GPU (a block mask
+// built on the device): its count rests on an assumption, and Assumed() names it with its
+// time, as the report's summary and JSON `assumed_kernels` list it.
+TEST(KernelTimer, CountsWithAssumedLoopsAreNamed) {
+  const netmodel::Cluster cluster = DgxCluster("h100-sxm", 1);
+  NameTable names;
+  Op op;
+  op.kind = OpKind::kKernel;
+  op.name = names.Intern("triton_tem_fused_flex_attention_0");
+  op.grid = Dim3{64, 64, 1};
+  op.block = Dim3{128, 1, 1};
+  op.bytes = 1 << 20;
+  op.counts.counted = true;
+  op.counts.tensor_flops = 1e12;
+  op.counts.instructions = 1e6;
+  auto timer = MakeTimer(cluster, KernelTimingOptions{});
+  ASSERT_NE(timer, nullptr);
+  const SimTime known = timer->Time(op, names);
+  EXPECT_TRUE(timer->Assumed(names).empty());  // every loop followed known data
+  op.counts.assumed_loops = 2;
+  const SimTime assumed = timer->Time(op, names);
+  EXPECT_EQ(assumed, known);  // the same counts time alike: the list says what they rest on
+  const std::vector<GuessedKernel> listed = timer->Assumed(names);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].name, "triton_tem_fused_flex_attention_0");
+  EXPECT_EQ(listed[0].count, 1u);
+  EXPECT_EQ(listed[0].total, assumed);
+}
+
 // Kernel time by family, with the models that timed each: the report's table of what carries
 // the prediction.
 TEST(KernelTimer, FamiliesSayWhichModelTimedHowMuch) {

@@ -149,7 +149,9 @@ struct RunResult {
   std::vector<ProviderStats> kernel_timing;
   std::vector<UncoveredKernel> uncovered_kernels;
   std::vector<GuessedKernel> guessed_kernels;  // timed by the launch guess, largest first
-  std::vector<FamilyStats> kernel_families;    // kernel time by family and model, largest first
+  // Counted from their code with loops over data no copy gave Myriad, largest first.
+  std::vector<GuessedKernel> assumed_kernels;
+  std::vector<FamilyStats> kernel_families;  // kernel time by family and model, largest first
   ClockStats clocks;     // the tensor-core clock under the power limit, and what it added
   OverlapStats overlap;  // what communication in flight beside kernels added to them
   std::vector<ImplausibleKernel> implausible_kernels;  // durations past a physical bound

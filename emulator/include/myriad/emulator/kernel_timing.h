@@ -108,6 +108,9 @@ class KernelTimer {
   std::vector<UncoveredKernel> Uncovered(const NameTable& names) const;
   // Kernels the launch guess timed, largest total first (ties by name).
   std::vector<GuessedKernel> Guessed(const NameTable& names) const;
+  // Kernels timed from their code with loops over data Myriad does not know (a bound a
+  // kernel computed on the GPU: KernelCounts::assumed_loops), largest total first.
+  std::vector<GuessedKernel> Assumed(const NameTable& names) const;
   // Kernel time by family, largest first (ties by name), with the providers that timed each.
   std::vector<FamilyStats> Families() const;
   // The clock tensor-core kernels ran at, and what it added to their time.
@@ -133,6 +136,7 @@ class KernelTimer {
   std::vector<bool> measured_;  // by chain place: DurationProvider::measured()
   SimTime fallback_ = 0;
   std::size_t guess_index_ = SIZE_MAX;  // the launch guess's place in chain_ (none: SIZE_MAX)
+  std::size_t code_index_ = SIZE_MAX;   // the code-count model's place in chain_
   std::unique_ptr<timing::KernelClassCache> classes_;  // for each op's family
   std::vector<std::vector<ProviderStats>> families_;   // by KernelGroup, then chain place
   std::uint64_t hbm_bytes_ = 0;                        // what the GPU holds
@@ -141,6 +145,8 @@ class KernelTimer {
     std::uint64_t uncovered = 0;  // launches the fallback timed
     std::uint64_t guessed = 0;    // launches the launch guess timed, and their total
     SimTime guessed_total = 0;
+    std::uint64_t assumed = 0;  // launches counted from their code with assumed loops
+    SimTime assumed_total = 0;
     SimTime longest = -1;  // the longest launch, and its provider (chain place)
     std::size_t longest_by = 0;
     std::uint64_t most_bytes = 0;   // the most bytes a model said a launch moves past what

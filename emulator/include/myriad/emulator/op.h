@@ -142,6 +142,9 @@ struct KernelCounts {
   double tensor_flops = 0;  // mma / wmma / wgmma
   double sfu_ops = 0;       // ex2, lg2, rsqrt, rcp, sin, cos, tanh
   double instructions = 0;  // thread-instructions executed
+  // Loops whose trip count the code reads from memory Myriad does not know (a kernel wrote
+  // it): each assumed to sweep the allocations its loads reach once (kernel_code.h).
+  int assumed_loops = 0;
   bool operator==(const KernelCounts&) const = default;
 };
 
