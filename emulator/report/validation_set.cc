@@ -45,14 +45,24 @@ constexpr std::array kRows = {
                   false, 5762, 6762.3},
     ValidationRow{"torchtitan Llama 3.1 8B, 128 GPUs, eager", "torchtitan-llama3-8b-x128", kSim, 9,
                   128, false, 5605, 6704.19},
+    ValidationRow{"torchtitan Llama 3.1 8B, 8 GPUs, compile", "torchtitan-llama3-8b-x8-compile",
+                  kSim, 9, 8, false, 6667, 7997.69},
+    ValidationRow{"torchtitan Llama 3.1 8B, 128 GPUs, compile", "torchtitan-llama3-8b-x128-compile",
+                  kSim, 9, 128, false, 6514, 7914.43},
+    ValidationRow{"torchtitan Llama 3.1 8B, 8 GPUs, compile + float8",
+                  "torchtitan-llama3-8b-x8-compile-float8", kSim, 9, 8, false, 8532, 11229.0},
+    ValidationRow{"torchtitan Llama 3.1 8B, 128 GPUs, compile + float8",
+                  "torchtitan-llama3-8b-x128-compile-float8", kSim, 9, 128, false, 8380, 11065.05},
     ValidationRow{"torchtitan Llama 3.1 70B, 256 GPUs", "torchtitan-llama3-70b-x256", kSim, 9, 256,
                   false, 829, 942.6},
     ValidationRow{"torchtitan Llama 3.1 405B, 512 GPUs", "torchtitan-llama3-405b-x512", kSim, 9,
                   512, false, 100, 111.06},
-    // Megatron-Bridge on DGX H100 at 700 W, FP8: tokens/s per GPU (its 70B and 405B rows are
-    // predicted out of memory: not in the set).
+    // Megatron-Bridge on DGX H100 at 700 W, FP8: tokens/s per GPU (its 405B row is predicted
+    // out of memory: not in the set).
     ValidationRow{"Megatron-Bridge Llama 3 8B, 8 GPUs", "megatron-bridge-h100-llama3-8b", kSim, 9,
                   8, false, 14451, 14078.4},
+    ValidationRow{"Megatron-Bridge Llama 3 70B, 64 GPUs", "megatron-bridge-h100-llama3-70b", kSim,
+                  9, 64, false, 1602, 1723.5},
     // torchtitan 0.3.0 itself under `myriad run` on grand-teton-h100.toml (2026-12-07), the
     // tokens/s per GPU it logs (its steady steps).
     ValidationRow{"torchtitan Llama 3 8B, 8 GPUs, eager (myriad run)", "torchtitan-llama3-8b-x8",

@@ -564,6 +564,14 @@ double WorkloadSpec::activation_bytes(int first, int end) const {
       const double inner = (routed * model.moe_ffn + model.moe_shared_ffn) / (4.0 * model.hidden);
       per += -mlp + (2.0 / tp) * routed + (17.0 / tp) * inner;
     }
+    if (training.precision == DataType::kFloat8e4m3) {
+      // Transformer Engine's FP8 linear layers keep their inputs for the backward as the FP8
+      // copy the weight gradient reads (1 B an element, not 2): the QKV and output
+      // projections' inputs (2 -> 1 each) and a dense MLP's up and down projections' (2 -> 1
+      // and 8 -> 4); an MoE layer's experts are left at BF16.
+      per -= (sp ? 1.0 / tp : 1.0) + 1.0 / tp;
+      if (!model.IsMoeLayer(l)) per -= (sp ? 1.0 / tp : 1.0) + 4.0 / tp;
+    }
     per_token_layers += per;
   }
   return tokens * model.hidden * per_token_layers;
