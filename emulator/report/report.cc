@@ -105,6 +105,33 @@ double Percent(SimTime part, SimTime whole) {
 }
 
 // Which clock tensor-core kernels ran at, and what the power limit added to their time.
+// The summary's list of kernels whose time rests on an assumption: their time, their share of
+// all kernel time, their launches; the ten largest.
+void AppendKernelsOnAnAssumption(std::string_view header, const std::vector<GuessedKernel>& kernels,
+                                 const RunResult& result, std::string* out) {
+  if (kernels.empty()) return;
+  const SimTime kernel_time = KernelTime(result);
+  *out += fmt::format("  {}\n", header);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (i == 10) {
+      *out += fmt::format("    ... and {} more\n", kernels.size() - 10);
+      break;
+    }
+    const GuessedKernel& k = kernels[i];
+    *out += fmt::format("    {:>14} us {:>5.1f}% {:>8} x {}\n", Us(k.total),
+                        Percent(k.total, kernel_time), k.count, Readable(k.name));
+  }
+}
+
+// A JSON array of kernels with their launches and time.
+std::string KernelsJson(const std::vector<GuessedKernel>& kernels) {
+  std::string out = "[";
+  for (size_t i = 0; i < kernels.size(); ++i)
+    out += fmt::format("{}\n    {{\"name\": {}, \"count\": {}, \"time_us\": {}}}", i ? "," : "",
+                       Json(kernels[i].name), kernels[i].count, Us(kernels[i].total));
+  return out + (kernels.empty() ? "]" : "\n  ]");
+}
+
 std::string ClocksLine(const RunResult& result) {
   const ClockStats& c = result.clocks;
   if (!c.sustained) return "clocks: every kernel at the short-benchmark clock (--clocks boost)";
@@ -215,38 +242,16 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
     out += fmt::format("  {:<28} {:>10} ops {:>16} us\n", p.provider, p.ops, Us(p.total));
   out += "  " + ClocksLine(result) + "\n";
   out += "  " + OverlapLine(result) + "\n";
-  if (!result.guessed_kernels.empty()) {
-    // The guesses' share of all kernel time: how much of the prediction rests on them.
-    const SimTime kernel_time = KernelTime(result);
-    out += "  kernels timed by a guess from their launch (docs/kernel-timing.md), largest first:\n";
-    size_t shown = 0;
-    for (const GuessedKernel& k : result.guessed_kernels) {
-      if (++shown > 10) {
-        out += fmt::format("    ... and {} more\n", result.guessed_kernels.size() - 10);
-        break;
-      }
-      out += fmt::format("    {:>14} us {:>5.1f}% {:>8} x {}\n", Us(k.total),
-                         Percent(k.total, kernel_time), k.count, Readable(k.name));
-    }
-  }
-  if (!result.assumed_kernels.empty()) {
-    // Their work is a count whose loop bounds rest on an assumption: data a kernel computed
-    // on the GPU, which Myriad does not run.
-    const SimTime kernel_time = KernelTime(result);
-    out +=
-        "  kernels counted from their code with loops over data computed on the GPU (not "
-        "known: each such loop assumed to sweep its allocations once; docs/kernel-timing.md), "
-        "largest first:\n";
-    size_t shown = 0;
-    for (const GuessedKernel& k : result.assumed_kernels) {
-      if (++shown > 10) {
-        out += fmt::format("    ... and {} more\n", result.assumed_kernels.size() - 10);
-        break;
-      }
-      out += fmt::format("    {:>14} us {:>5.1f}% {:>8} x {}\n", Us(k.total),
-                         Percent(k.total, kernel_time), k.count, Readable(k.name));
-    }
-  }
+  // Kernels whose time rests on a guess from their launch, or on a count whose loop bounds
+  // read data a kernel computed on the GPU (which Myriad does not run).
+  AppendKernelsOnAnAssumption(
+      "kernels timed by a guess from their launch (docs/kernel-timing.md), largest first:",
+      result.guessed_kernels, result, &out);
+  AppendKernelsOnAnAssumption(
+      "kernels counted from their code with loops over data computed on the GPU (not known: "
+      "each such loop assumed to sweep its allocations once; docs/kernel-timing.md), largest "
+      "first:",
+      result.assumed_kernels, result, &out);
   if (!result.uncovered_kernels.empty()) {
     out += "  kernels without a measurement (fallback), most frequent first:\n";
     size_t shown = 0;
@@ -365,19 +370,9 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
     out += fmt::format("{}\n    {{\"provider\": {}, \"ops\": {}, \"time_us\": {}}}", i ? "," : "",
                        Json(p.provider), p.ops, Us(p.total));
   }
-  out += "\n  ],\n  \"guessed_kernels\": [";
-  for (size_t i = 0; i < result.guessed_kernels.size(); ++i)
-    out += fmt::format("{}\n    {{\"name\": {}, \"count\": {}, \"time_us\": {}}}", i ? "," : "",
-                       Json(result.guessed_kernels[i].name), result.guessed_kernels[i].count,
-                       Us(result.guessed_kernels[i].total));
-  out += result.guessed_kernels.empty() ? "],\n  \"assumed_kernels\": ["
-                                        : "\n  ],\n  \"assumed_kernels\": [";
-  for (size_t i = 0; i < result.assumed_kernels.size(); ++i)
-    out += fmt::format("{}\n    {{\"name\": {}, \"count\": {}, \"time_us\": {}}}", i ? "," : "",
-                       Json(result.assumed_kernels[i].name), result.assumed_kernels[i].count,
-                       Us(result.assumed_kernels[i].total));
-  out += result.assumed_kernels.empty() ? "],\n  \"uncovered_kernels\": ["
-                                        : "\n  ],\n  \"uncovered_kernels\": [";
+  out += "\n  ],\n  \"guessed_kernels\": " + KernelsJson(result.guessed_kernels);
+  out += ",\n  \"assumed_kernels\": " + KernelsJson(result.assumed_kernels);
+  out += ",\n  \"uncovered_kernels\": [";
   for (size_t i = 0; i < result.uncovered_kernels.size(); ++i)
     out += fmt::format("{}\n    {{\"name\": {}, \"count\": {}}}", i ? "," : "",
                        Json(result.uncovered_kernels[i].name), result.uncovered_kernels[i].count);

@@ -181,12 +181,14 @@ std::vector<ImplausibleKernel> KernelTimer::Implausible(const NameTable& names,
   return kernels;
 }
 
-std::vector<GuessedKernel> KernelTimer::Guessed(const NameTable& names) const {
+std::vector<GuessedKernel> KernelTimer::Listed(const NameTable& names,
+                                               std::uint64_t PerKernel::*count,
+                                               SimTime PerKernel::*total) const {
   std::vector<GuessedKernel> kernels;
   for (std::size_t id = 0; id < kernels_.size(); ++id) {
-    if (kernels_[id].guessed == 0) continue;
-    kernels.push_back(GuessedKernel{names.Name(static_cast<NameId>(id)), kernels_[id].guessed,
-                                    kernels_[id].guessed_total});
+    if (kernels_[id].*count == 0) continue;
+    kernels.push_back(GuessedKernel{names.Name(static_cast<NameId>(id)), kernels_[id].*count,
+                                    kernels_[id].*total});
   }
   std::sort(kernels.begin(), kernels.end(), [](const GuessedKernel& a, const GuessedKernel& b) {
     return a.total != b.total ? a.total > b.total : a.name < b.name;
@@ -194,17 +196,12 @@ std::vector<GuessedKernel> KernelTimer::Guessed(const NameTable& names) const {
   return kernels;
 }
 
+std::vector<GuessedKernel> KernelTimer::Guessed(const NameTable& names) const {
+  return Listed(names, &PerKernel::guessed, &PerKernel::guessed_total);
+}
+
 std::vector<GuessedKernel> KernelTimer::Assumed(const NameTable& names) const {
-  std::vector<GuessedKernel> kernels;
-  for (std::size_t id = 0; id < kernels_.size(); ++id) {
-    if (kernels_[id].assumed == 0) continue;
-    kernels.push_back(GuessedKernel{names.Name(static_cast<NameId>(id)), kernels_[id].assumed,
-                                    kernels_[id].assumed_total});
-  }
-  std::sort(kernels.begin(), kernels.end(), [](const GuessedKernel& a, const GuessedKernel& b) {
-    return a.total != b.total ? a.total > b.total : a.name < b.name;
-  });
-  return kernels;
+  return Listed(names, &PerKernel::assumed, &PerKernel::assumed_total);
 }
 
 std::vector<UncoveredKernel> KernelTimer::Uncovered(const NameTable& names) const {

@@ -208,7 +208,7 @@ class RankSource : public OpSource {
   void Rope(bool forward);
   void LayerForwardRecompute(bool moe);
   void MlpActivation(bool forward, double inner);
-  double FinalNormBytes() const;
+  double ActivationBytes() const;
   void Attention(bool backward);
   void FlashAttention(bool backward, std::int64_t seq_q, std::int64_t seq_kv, bool causal);
   void RecordEvent(std::int32_t stream, std::int32_t event);
@@ -239,6 +239,8 @@ class RankSource : public OpSource {
   const Coord at_;  // this rank's coordinates
   // This rank's communicators, and figures every iteration needs (derived once).
   NameId tp_comm_ = 0, pp_comm_ = 0, dp_comm_ = 0, cp_comm_ = 0, ep_comm_ = 0, edp_comm_ = 0;
+  // PyTorch's kernel names, interned on first use (by EagerKernel; 0: not yet).
+  std::array<NameId, workload::kAllEagerKernels.size()> eager_names_{};
   int dense_shards_ = 1, expert_shards_ = 1;  // ranks a dense / expert weight is shared by
   bool zero1_ = false;                        // distributed optimizer over > 1 rank
   bool fsdp_ = false;                         // FSDP over > 1 rank
@@ -557,8 +559,9 @@ void RankSource::Streaming(const char* name, double bytes) {
   buffer_.push_back(op);
 }
 
-// The final norm's activations on this rank (BF16; sharded under sequence parallelism).
-double RankSource::FinalNormBytes() const {
+// The BF16 activations the element-wise and normalisation kernels outside the TP blocks see:
+// the whole sequence, or 1/tp of it under sequence parallelism.
+double RankSource::ActivationBytes() const {
   return static_cast<double>(w_.tokens_) * w_.spec_.model.hidden * 2 /
          (w_.spec_.parallel.sequence_parallel ? w_.spec_.parallel.tp : 1);
 }
@@ -568,7 +571,9 @@ void RankSource::Eager(workload::EagerKernel kernel, double bytes) {
   Op op;
   op.kind = OpKind::kKernel;
   op.stream = kComputeStream;
-  op.name = w_.Name(std::string(workload::EagerKernelName(kernel)));
+  NameId& name = eager_names_[static_cast<std::size_t>(kernel)];
+  if (name == 0) name = w_.Name(std::string(workload::EagerKernelName(kernel)));
+  op.name = name;
   op.bytes = static_cast<std::uint64_t>(bytes);
   buffer_.push_back(op);
 }
@@ -635,8 +640,7 @@ void RankSource::LayerForwardRecompute(bool moe) {
   const int tp = w_.spec_.parallel.tp;
   const std::int64_t t = w_.tokens_, h = m.hidden;
   const std::int64_t attn = m.heads / tp * w_.head_dim_;
-  const double act_bytes = static_cast<double>(t) * static_cast<double>(h) * 2 /
-                           (w_.spec_.parallel.sequence_parallel ? tp : 1);
+  const double act_bytes = ActivationBytes();
   Norm(true, act_bytes);
   Rope(true);
   Gemm("gemm_attention_out_recompute", t, h, attn);
@@ -965,10 +969,7 @@ void RankSource::Layer(int layer, bool forward) {
   const std::int64_t qkv = (m.heads / tp + 2 * (m.kv_heads / tp > 0 ? m.kv_heads / tp : 1)) * hd;
   const std::int64_t attn = m.heads / tp * hd;
   const bool moe = m.IsMoeLayer(layer);
-  // Element-wise and normalisation kernels outside the TP blocks see the whole sequence, or
-  // 1/tp of it under sequence parallelism.
-  const double act_bytes = static_cast<double>(t) * static_cast<double>(h) * 2 /
-                           (w_.spec_.parallel.sequence_parallel ? tp : 1);
+  const double act_bytes = ActivationBytes();
   if (forward) {
     Norm(true, act_bytes);
     TpGather();
@@ -1101,7 +1102,7 @@ void RankSource::UnitForward(const Unit& unit) {
     case Unit::kOutput:
       // The final norm, counted for eager kernels only (the fused inventory leaves it out:
       // one norm against two a layer).
-      if (w_.spec_.training.kernels == LayerKernels::kEager) Norm(true, FinalNormBytes());
+      if (w_.spec_.training.kernels == LayerKernels::kEager) Norm(true, ActivationBytes());
       Gemm("gemm_logits", w_.tokens_, vocab, m.hidden);
       if (w_.spec_.training.kernels == LayerKernels::kEager) {
         // logits.float(), then log-softmax in FP32 (the loss's NLL reads one value a row).
@@ -1136,7 +1137,7 @@ void RankSource::UnitBackward(const Unit& unit) {
       }
       Gemm("gemm_logits_dgrad", w_.tokens_, m.hidden, vocab);
       Gemm("gemm_logits_wgrad", vocab, m.hidden, w_.tokens_);
-      if (w_.spec_.training.kernels == LayerKernels::kEager) Norm(false, FinalNormBytes());
+      if (w_.spec_.training.kernels == LayerKernels::kEager) Norm(false, ActivationBytes());
       break;
   }
 }

@@ -153,6 +153,9 @@ class KernelTimer {
     std::size_t most_bytes_by = 0;  // the GPU holds (0: none)
   };
   std::vector<PerKernel> kernels_;
+  // The kernels with a nonzero `count`, with it and their `total`, largest total first.
+  std::vector<GuessedKernel> Listed(const NameTable& names, std::uint64_t PerKernel::*count,
+                                    SimTime PerKernel::*total) const;
 };
 
 }  // namespace myriad::emulator
