@@ -337,10 +337,13 @@ class Resolver {
     MYRIAD_RETURN_IF_ERROR(root.Table("workload", &table));
     if (table == nullptr) return Status::Ok();
     Result<TableReader> reader = TableReader::Open(
-        *table, "workload",
-        {"model", "layers", "hidden", "heads", "kv_heads", "ffn", "activation", "vocab", "seq",
-         "tied_embeddings", "experts", "top_k", "moe_ffn", "moe_shared_ffn", "moe_first_dense",
-         "moe_every", "moe_capacity_factor", "parallel", "training"});
+        *table, "workload", {"model",           "layers",    "hidden",
+                             "heads",           "kv_heads",  "ffn",
+                             "activation",      "vocab",     "seq",
+                             "tied_embeddings", "dropout",   "experts",
+                             "top_k",           "moe_ffn",   "moe_shared_ffn",
+                             "moe_first_dense", "moe_every", "moe_capacity_factor",
+                             "parallel",        "training"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     WorkloadSpec spec;
@@ -423,6 +426,18 @@ class Resolver {
     Record("workload.tied_embeddings", tied.present     ? Override(tied.pos)
                                        : preset.present ? from_preset
                                                         : "default");
+    Field<bool> dropout;
+    MYRIAD_RETURN_IF_ERROR(r.Boolean("dropout", &dropout));
+    if (dropout.present) {
+      model.dropout = dropout.value;
+    } else if (!preset.present) {
+      model.dropout = model.activation == Activation::kGelu;
+    }
+    Record("workload.dropout", dropout.present ? Override(dropout.pos)
+                               : preset.present
+                                   ? from_preset
+                                   : "derived: with a GeLU MLP (Megatron-LM's GPT), not with "
+                                     "SwiGLU (Llama)");
 
     MYRIAD_RETURN_IF_ERROR(ResolveExperts(r, preset.present ? from_preset : "", &model));
     MYRIAD_RETURN_IF_ERROR(ResolveParallel(r, &spec.parallel));
@@ -651,11 +666,11 @@ class Resolver {
     const TomlNode* table;
     MYRIAD_RETURN_IF_ERROR(workload.Table("training", &table));
     const TomlNode empty = EmptyTableAt(workload.pos());
-    Result<TableReader> reader =
-        TableReader::Open(table ? *table : empty, "workload.training",
-                          {"micro_batch", "global_batch", "precision", "recompute",
-                           "overlap_grad_reduce", "overlap_param_gather", "iterations", "attention",
-                           "grad_reduce_dtype", "attention_flops", "overlap_p2p_comm", "kernels"});
+    Result<TableReader> reader = TableReader::Open(
+        table ? *table : empty, "workload.training",
+        {"micro_batch", "global_batch", "precision", "recompute", "overlap_grad_reduce",
+         "overlap_param_gather", "iterations", "attention", "grad_reduce_dtype", "attention_flops",
+         "overlap_p2p_comm", "kernels", "fp8_param_gather"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     Field<int> micro_batch, global_batch, iterations;
@@ -745,6 +760,9 @@ class Resolver {
     MYRIAD_RETURN_IF_ERROR(r.Boolean("overlap_param_gather", &overlap_gather));
     Apply(overlap_gather, &training->overlap_param_gather, "workload.training.overlap_param_gather",
           "default");
+    Field<bool> fp8_params;
+    MYRIAD_RETURN_IF_ERROR(r.Boolean("fp8_param_gather", &fp8_params));
+    Apply(fp8_params, &training->fp8_param_gather, "workload.training.fp8_param_gather", "default");
     Apply(iterations, &training->iterations, "workload.training.iterations", "default");
     return Status::Ok();
   }

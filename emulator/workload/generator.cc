@@ -218,7 +218,7 @@ class RankSource : public OpSource {
   void GradientReduce(std::int32_t stream, double dense, double experts);
   void DataParallelCollective(std::int32_t stream, netmodel::CollectiveOp coll, DataType dtype,
                               double dense, double experts);
-  void GatherWeights(std::int32_t stream, double dense, double experts);
+  void GatherWeights(std::int32_t stream, double dense, double experts, double layer_dense);
   void ParamGather(const Unit& unit, bool first_visit);
   void TpCollective(netmodel::CollectiveOp coll);
   void ForkedTpCollective(netmodel::CollectiveOp coll);
@@ -252,6 +252,7 @@ class RankSource : public OpSource {
   std::array<unsigned, 2> pipeline_streams_ = {0, 0};
   std::array<int, 2> pipeline_recvs_ = {0, 0};
   double dense_params_ = 0, expert_params_ = 0;  // on this rank
+  double layer_dense_params_ = 0;                // of them, the transformer layers'
   std::vector<std::vector<Unit>> chunks_;        // the units of each model chunk
   std::uint64_t state_bytes_ = 0;                // weights, gradients, optimizer state
   std::vector<std::uint64_t> activation_bytes_;  // per chunk, kept per micro-batch
@@ -449,6 +450,7 @@ RankSource::RankSource(const SyntheticWorkload& w, int /*rank*/, const Coord& co
       units.push_back({Unit::kOutput, -1, (output + (gpt ? 2 * h : h)) / tp, 0.0});
     }
     for (const Unit& u : units) {
+      if (u.kind == Unit::kLayer) layer_dense_params_ += u.dense_params;
       dense_params_ += u.dense_params;
       expert_params_ += u.expert_params;
     }
@@ -487,7 +489,8 @@ Fp8Role RoleOf(std::string_view name) {
   return Fp8Role::kForward;
 }
 
-constexpr double kFp8CastBytesPerElement = 2 + 1 + 1;  // bf16 in, fp8 and its transpose out
+constexpr double kFp8CastBytesPerElement = 2 + 1 + 1;   // bf16 in, fp8 and its transpose out
+constexpr double kFp8TransposeBytesPerElement = 1 + 1;  // fp8 in, its transpose out
 
 void RankSource::Gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k,
                       std::int64_t batch) {
@@ -498,7 +501,9 @@ void RankSource::Gemm(const char* name, std::int64_t m, std::int64_t n, std::int
     Streaming("fp8_cast_transpose", elements * kFp8CastBytesPerElement);
   if ((role == Fp8Role::kForward || role == Fp8Role::kForwardFusedInput) && first_micro_batch_)
     Streaming("fp8_cast_transpose_weight",
-              static_cast<double>(n) * static_cast<double>(k) * batch * kFp8CastBytesPerElement);
+              static_cast<double>(n) * static_cast<double>(k) * batch *
+                  (w_.spec_.training.fp8_param_gather ? kFp8TransposeBytesPerElement
+                                                      : kFp8CastBytesPerElement));
   Op op;
   op.kind = OpKind::kKernel;
   op.stream = kComputeStream;
@@ -765,10 +770,19 @@ void RankSource::GradientReduce(std::int32_t stream, double dense, double expert
                          w_.spec_.training.grad_reduce_dtype, dense, experts);
 }
 
-// The bf16 weights gathered from their shards.
-void RankSource::GatherWeights(std::int32_t stream, double dense, double experts) {
-  DataParallelCollective(stream, netmodel::CollectiveOp::kAllGather, DataType::kBfloat16, dense,
-                         experts);
+// The weights gathered from their shards: BF16, or with fp8_param_gather the transformer
+// layers' as FP8 (their own buffers, so their own collectives) and the rest as BF16.
+void RankSource::GatherWeights(std::int32_t stream, double dense, double experts,
+                               double layer_dense) {
+  if (!w_.spec_.training.fp8_param_gather) {
+    DataParallelCollective(stream, netmodel::CollectiveOp::kAllGather, DataType::kBfloat16, dense,
+                           experts);
+    return;
+  }
+  DataParallelCollective(stream, netmodel::CollectiveOp::kAllGather, DataType::kFloat8e4m3,
+                         layer_dense, experts);
+  DataParallelCollective(stream, netmodel::CollectiveOp::kAllGather, DataType::kBfloat16,
+                         dense - layer_dense, 0.0);
 }
 
 // The bf16 weights of `unit` gathered from their shards before it computes: FSDP on every
@@ -782,7 +796,8 @@ void RankSource::ParamGather(const Unit& unit, bool first_visit) {
   const std::int32_t stream = overlap ? kGatherStream : kComputeStream;
   if (gather) {
     if (overlap) WaitEvent(kGatherStream, kUnitStartedEvent);
-    GatherWeights(stream, unit.dense_params, unit.expert_params);
+    GatherWeights(stream, unit.dense_params, unit.expert_params,
+                  unit.kind == Unit::kLayer ? unit.dense_params : 0.0);
     if (overlap) {
       RecordEvent(kGatherStream, kGatheredEvent);
       WaitEvent(kComputeStream, kGatheredEvent);
@@ -1260,7 +1275,7 @@ void RankSource::Expand() {
                                  : dense_params_ + expert_params_;
     Streaming("optimizer_adam", shard * 18 * 2);
     if (zero1_ && !spec.training.overlap_param_gather)
-      GatherWeights(kComputeStream, dense_params_, expert_params_);
+      GatherWeights(kComputeStream, dense_params_, expert_params_, layer_dense_params_);
     Op sync;
     sync.kind = OpKind::kDeviceSync;
     buffer_.push_back(sync);

@@ -33,6 +33,7 @@ ModelSpec Gpt(int layers, int hidden, int heads, int vocab, int seq) {
   m.vocab = vocab;
   m.seq = seq;
   m.tied_embeddings = true;
+  m.dropout = true;  // Megatron-LM's hidden_dropout and attention_dropout, 0.1 each
   return m;
 }
 
@@ -48,6 +49,7 @@ ModelSpec Llama(int layers, int hidden, int heads, int kv_heads, int ffn) {
   m.vocab = 128256;  // the released tokenizer (params.json); the paper rounds it to "128K"
   m.seq = 8192;      // pre-training context length
   m.tied_embeddings = false;
+  m.dropout = false;  // Meta's and Megatron-Bridge's Llama recipes train without dropout
   return m;
 }
 
@@ -287,6 +289,8 @@ Status WorkloadSpec::Validate(int world_size) const {
   if (parallel.fsdp && parallel.distributed_optimizer)
     return invalid(
         "parallel.fsdp already shards the optimizer state; drop parallel.distributed_optimizer");
+  if (training.fp8_param_gather && training.precision != DataType::kFloat8e4m3)
+    return invalid("training.fp8_param_gather needs training.precision = \"fp8\"");
   if (training.overlap_param_gather && !parallel.fsdp && !parallel.distributed_optimizer)
     return invalid(
         "training.overlap_param_gather needs parallel.distributed_optimizer or parallel.fsdp "
@@ -533,48 +537,61 @@ double WorkloadSpec::iteration_flops(Recompute recompute) const {
   return tokens * per_token;
 }
 
+// Per token, the bytes a layer keeps for its backward: the tensors its ops save (Korthikanti et
+// al. 2022, section 4.1, counted from the layer's shapes), divided by tp where the tensor is split
+// over the tensor-parallel ranks and, with sequence parallelism, in the norm regions too.
 double WorkloadSpec::activation_bytes(int first, int end) const {
+  const ModelSpec& m = model;
   const int tp = parallel.tp, cp = parallel.cp;
-  const bool sp = parallel.sequence_parallel;
+  const double seq_split = parallel.sequence_parallel ? tp : 1;  // the norm regions' divisor
+  const double h = m.hidden, kv = static_cast<double>(m.kv_heads) * (h / m.heads);
+  const bool fp8 = training.precision == DataType::kFloat8e4m3;
+  const double mask = m.dropout ? 1.0 : 0.0;  // a dropout mask, 1 B an element
+  // Transformer Engine's FP8 linear layers keep their input for the weight gradient as the FP8
+  // copy (1 B an element), not the BF16 tensor.
+  const double linear_input = fp8 ? 1.0 : 2.0;
+  // Unfused attention without recomputation keeps the a x s scores of each query: the softmax's
+  // output (2 B), and with dropout its mask and output (1 + 2 B).
   const bool keeps_scores = !training.flash_attention && training.recompute == Recompute::kNone;
-  const double scores = keeps_scores ? 5.0 * model.heads * model.seq / model.hidden / tp : 0.0;
-  const double tokens = static_cast<double>(training.micro_batch) * model.seq / cp;
+  const double scores = keeps_scores ? (m.dropout ? 5.0 : 2.0) * m.heads * m.seq / h / tp : 0.0;
+  // An MLP of inner size f keeps its up projection's output (both halves with a gated
+  // activation, which recomputes the activation in its backward) and the down projection's
+  // input; a dense MLP also its own input, an expert its copy of the token (BF16: experts are
+  // left unquantized).
+  const double up_output = m.activation == Activation::kSwiglu ? 4.0 : 2.0;
+  auto mlp = [&](double ffn, double down_input) { return (up_output + down_input) * ffn / h / tp; };
+  const double tokens = static_cast<double>(training.micro_batch) * m.seq / cp;
   double per_token_layers = 0;
   for (int l = first; l < end; ++l) {
     if (training.recompute == Recompute::kFull) {
-      per_token_layers += 2.0 / (sp ? tp : 1);
+      per_token_layers += 2.0 / seq_split;
       continue;
     }
-    if (training.recompute == Recompute::kSelectiveOp && !model.IsMoeLayer(l)) {
+    if (training.recompute == Recompute::kSelectiveOp && !m.IsMoeLayer(l)) {
       // Op-level selective checkpointing keeps the layer's input, the outputs of the matmuls
       // it does not rerun (QKV, the gate projection, the down projection) and attention's
       // output, all BF16; everything else is recomputed in the backward.
-      const double h = model.hidden, kv = 2.0 * model.kv_heads * (h / model.heads);
-      per_token_layers += (2 * 2 * h / (sp ? tp : 1) + 2 * (h + kv + h + model.ffn) / tp) / h;
+      per_token_layers += (2 * 2 * h / seq_split + 2 * (h + 2 * kv + h + m.ffn) / tp) / h;
       continue;
     }
-    // Korthikanti's 34 = 11 (attention block) + 19 (MLP: its input 2, the up projection's
-    // output 8 and its activation 8 at 4 x hidden, a dropout mask 1) + 4 (the norms' inputs);
-    // an MoE layer keeps its MLP share for each of the top_k x capacity copies of a token, at
-    // the expert's inner size (and the shared expert's).
-    double per = (sp ? 34.0 / tp : 10.0 + 24.0 / tp) + scores;
-    if (model.IsMoeLayer(l)) {
-      const double mlp = 19.0 / tp;
-      const double routed = model.top_k * model.moe_capacity_factor;
-      const double inner = (routed * model.moe_ffn + model.moe_shared_ffn) / (4.0 * model.hidden);
-      per += -mlp + (2.0 / tp) * routed + (17.0 / tp) * inner;
-    }
-    if (training.precision == DataType::kFloat8e4m3) {
-      // Transformer Engine's FP8 linear layers keep their inputs for the backward as the FP8
-      // copy the weight gradient reads (1 B an element, not 2): the QKV and output
-      // projections' inputs (2 -> 1 each) and a dense MLP's up and down projections' (2 -> 1
-      // and 8 -> 4); an MoE layer's experts are left at BF16.
-      per -= (sp ? 1.0 / tp : 1.0) + 1.0 / tp;
-      if (!model.IsMoeLayer(l)) per -= (sp ? 1.0 / tp : 1.0) + 4.0 / tp;
+    double per = 2.0 * 2 / seq_split;  // the two norms' inputs
+    // Attention: the QKV projection's input; Q, K and V (attention's backward reads them; the
+    // attention core itself is fused or recomputed); attention's output, which its backward
+    // reads too, and the output projection's FP8 copy of it; the hidden dropout's mask.
+    per += linear_input / seq_split + (2 + 4 * kv / h) / tp + (fp8 ? 3.0 : 2.0) / tp +
+           mask / seq_split + scores;
+    if (m.IsMoeLayer(l)) {
+      // The router's input; per routed copy of a token the expert's input and MLP, and the
+      // shared expert's MLP on the router's input.
+      const double routed = m.top_k * m.moe_capacity_factor;
+      per += 2.0 / seq_split + routed * (2.0 / tp + mlp(m.moe_ffn, 2.0)) +
+             mlp(m.moe_shared_ffn, 2.0) + mask / seq_split;
+    } else {
+      per += linear_input / seq_split + mlp(m.ffn, linear_input) + mask / seq_split;
     }
     per_token_layers += per;
   }
-  return tokens * model.hidden * per_token_layers;
+  return tokens * h * per_token_layers;
 }
 
 WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size, int stage) const {
@@ -613,8 +630,9 @@ WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size, int stage) co
   const double sharded = dense / parallel.dense_shards(dp) + experts / parallel.expert_shards(dp);
   RankMemory mem;
   mem.weights = parallel.fsdp ? 2 * sharded + 2 * 2 * largest_layer : 2 * all;
-  // Transformer Engine caches each FP8 weight and its transpose (1 + 1 B per parameter).
-  if (training.precision == DataType::kFloat8e4m3 && !parallel.fsdp)
+  // Transformer Engine caches each FP8 weight and its transpose (1 + 1 B per parameter) beside
+  // the BF16 one; with FP8 parameters those two are the layer's weights.
+  if (training.precision == DataType::kFloat8e4m3 && !parallel.fsdp && !training.fp8_param_gather)
     mem.weights += 2 * layer_weights;
   // ZeRO-2 keeps the shard plus the whole gradients of the unit being reduce-scattered.
   mem.gradients =

@@ -159,6 +159,76 @@ TEST(SyntheticWorkloadTest, OpLevelCheckpointingKeepsTheUnrecomputedOutputs) {
   EXPECT_DOUBLE_EQ(spec.activation_bytes(0, 2), 2 * 1024.0 * (512 + 512 + 768 + 512 + 1536) * 2);
 }
 
+// Without op-level checkpointing a layer keeps what its ops save for the backward, counted from
+// its shapes. For a GPT layer (GeLU MLP of 4 h, multi-head attention, dropout) that is Korthikanti
+// et al.'s 34 h bytes per token with sequence parallelism and 10 h + 24 h / t without; a Llama
+// 3.1 405B layer (SwiGLU MLP of 3.25 h, 8 key/value heads of 128, no dropout) keeps 12 + 4 kv/h
+// + 6 f/h = 31.75 h, and 27.5 h with FP8 linear layers (their inputs as FP8 copies, attention's
+// output kept in BF16 beside the output projection's FP8 copy).
+TEST(SyntheticWorkloadTest, ActivationsAreTheTensorsEachLayerKeeps) {
+  auto per_token = [](const std::string& preset, int tp, bool sp, DataType precision) {
+    WorkloadSpec spec;
+    spec.model = *FindModelPreset(preset);
+    spec.parallel.tp = tp;
+    spec.parallel.sequence_parallel = sp;
+    spec.training.recompute = Recompute::kSelective;
+    spec.training.precision = precision;
+    const double tokens = spec.model.seq;  // one sequence a micro-batch
+    return spec.activation_bytes(0, 1) / (tokens * spec.model.hidden);
+  };
+  EXPECT_DOUBLE_EQ(per_token("megatron-7.5b", 4, true, DataType::kBfloat16), 34.0 / 4);
+  EXPECT_DOUBLE_EQ(per_token("megatron-7.5b", 4, false, DataType::kBfloat16), 10 + 24.0 / 4);
+  EXPECT_DOUBLE_EQ(per_token("llama3-405b", 8, true, DataType::kBfloat16), 31.75 / 8);
+  EXPECT_DOUBLE_EQ(per_token("llama3-405b", 8, true, DataType::kFloat8e4m3), 27.5 / 8);
+  // A model written out without a preset trains with dropout when its MLP is GeLU.
+  const std::string llama_like =
+      "layers = 2\nhidden = 512\nheads = 8\nffn = 2048\nvocab = 32000\nseq = 1024\n";
+  EXPECT_TRUE(
+      Load("gelu.toml", 1, "tp = 1", "global_batch = 8", llama_like).workload->model.dropout);
+  EXPECT_FALSE(
+      Load("swiglu.toml", 1, "tp = 1", "global_batch = 8", llama_like + "activation = \"swiglu\"\n")
+          .workload->model.dropout);
+  EXPECT_FALSE(
+      Load("nodrop.toml", 1, "tp = 1", "global_batch = 8", llama_like + "dropout = false\n")
+          .workload->model.dropout);
+}
+
+// FP8 weights (fp8_param_gather): the distributed optimizer gathers the layers' weights as FP8,
+// 1 B a parameter, and the embedding and output layer as BF16; the layers keep no BF16 copy, so
+// the weights take what BF16 training's do, 2 B a parameter, where FP8 training with BF16
+// weights adds the FP8 copy and its transpose.
+TEST(SyntheticWorkloadTest, Fp8WeightsAreGatheredAsFp8) {
+  auto load = [](bool fp8_params) {
+    return Load(std::string("fp8_params_") + (fp8_params ? "on" : "off") + ".toml", 1,
+                "tp = 2\npp = 1\ndistributed_optimizer = true",
+                std::string("global_batch = 16\nprecision = \"fp8\"\nfp8_param_gather = ") +
+                    (fp8_params ? "true" : "false"));
+  };
+  auto gathered = [](Scenario& s) {
+    std::map<DataType, double> bytes;
+    auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);
+    EXPECT_TRUE(w.ok());
+    auto source = (*w)->OpenRank(0);
+    Op op;
+    while (*(*source)->Next(op))
+      if (op.kind == OpKind::kCollective && op.coll == netmodel::CollectiveOp::kAllGather &&
+          (*w)->names().Name(op.comm).substr(0, 2) == "dp")
+        bytes[op.dtype] += static_cast<double>(op.count) * SizeOf(op.dtype);
+    return bytes;
+  };
+  Scenario on = load(true), off = load(false);
+  const auto on_bytes = gathered(on), off_bytes = gathered(off);
+  EXPECT_EQ(off_bytes.count(DataType::kFloat8e4m3), 0u);
+  ASSERT_GT(on_bytes.at(DataType::kFloat8e4m3), 0);
+  // The layers' gather halves; the embedding and output layer's stays.
+  EXPECT_DOUBLE_EQ(2 * on_bytes.at(DataType::kFloat8e4m3) + on_bytes.at(DataType::kBfloat16),
+                   off_bytes.at(DataType::kBfloat16));
+  Scenario bf16 = Load("fp8_params_bf16.toml", 1, "tp = 2\npp = 1\ndistributed_optimizer = true",
+                       "global_batch = 16");
+  EXPECT_DOUBLE_EQ(on.workload->rank_memory(8).weights, bf16.workload->rank_memory(8).weights);
+  EXPECT_GT(off.workload->rank_memory(8).weights, on.workload->rank_memory(8).weights);
+}
+
 TEST(SyntheticWorkloadTest, PipelineSendsMatchReceivesAndIterationsAreMarked) {
   Scenario s = Load("pipeline.toml", 1, "tp = 1\npp = 4", "global_batch = 16\niterations = 3");
   auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);

@@ -38,6 +38,9 @@ struct ModelSpec {
   int vocab = 0;
   int seq = 0;
   bool tied_embeddings = false;
+  // Dropout in training (attention probabilities and the two hidden-state dropouts): Megatron-LM's
+  // GPT defaults (0.1 each) keep their masks for the backward; Llama trains without.
+  bool dropout = false;
 
   // Mixture of experts: `experts` = 0 is a dense model. An MoE layer replaces the MLP with a
   // router over `experts` experts of inner size `moe_ffn` (same activation as the MLP), each
@@ -127,6 +130,11 @@ struct TrainingSpec {
   // Parameter all-gathers (the distributed optimizer's updated weights, FSDP's per-layer
   // gathers) on a side stream, each started while the layer before it computes.
   bool overlap_param_gather = false;
+  // FP8 training whose linear layers' weights are FP8 tensors (Megatron's fp8_param_gather,
+  // on in Megatron-Bridge's FP8 recipes): the distributed optimizer or FSDP gathers them as
+  // FP8 (1 B a parameter), the layers keep no BF16 copy beside the FP8 one and its transpose,
+  // and the per-iteration weight cast only transposes. Needs precision = fp8.
+  bool fp8_param_gather = false;
   // Fused (FlashAttention-style) attention, or the unfused kind that materialises the
   // sequence x sequence scores (QK^T GEMM, softmax and dropout over them, AV GEMM), as
   // Megatron-LM ran before FlashAttention (2022).
