@@ -56,14 +56,14 @@ constexpr std::array kRows = {
     ValidationRow{"torchtitan Llama 3.1 70B, 256 GPUs", "torchtitan-llama3-70b-x256", kSim, 9, 256,
                   false, 829, 942.6},
     ValidationRow{"torchtitan Llama 3.1 405B, 512 GPUs", "torchtitan-llama3-405b-x512", kSim, 9,
-                  512, false, 100, 111.06},
+                  512, false, 100, 109.16},
     // Megatron-Bridge on DGX H100 at 700 W, FP8: tokens/s per GPU.
     ValidationRow{"Megatron-Bridge Llama 3 8B, 8 GPUs", "megatron-bridge-h100-llama3-8b", kSim, 9,
                   8, false, 14451, 15068.51},
     ValidationRow{"Megatron-Bridge Llama 3 70B, 64 GPUs", "megatron-bridge-h100-llama3-70b", kSim,
-                  9, 64, false, 1602, 1727.38},
+                  9, 64, false, 1602, 1696.39},
     ValidationRow{"Megatron-Bridge Llama 3.1 405B, 1,024 GPUs", "megatron-bridge-h100-llama3-405b",
-                  kSim, 9, 1024, false, 292, 364.14},
+                  kSim, 9, 1024, false, 292, 350.46},
     // torchtitan 0.3.0 itself under `myriad run` on grand-teton-h100.toml (2026-12-07), the
     // tokens/s per GPU it logs (its steady steps).
     ValidationRow{"torchtitan Llama 3 8B, 8 GPUs, eager (myriad run)", "torchtitan-llama3-8b-x8",

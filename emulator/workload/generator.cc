@@ -15,6 +15,7 @@
 #include <array>
 #include <cmath>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "myriad/emulator/workload.h"
@@ -263,6 +264,7 @@ class RankSource : public OpSource {
   std::vector<Op> buffer_;
   std::size_t next_ = 0;
   bool join_after_next_gemm_ = false;
+  int last_gemm_ops_ = 0;  // the kernels the last Gemm call emitted (its ring-exchange chunks)
 };
 
 class SyntheticWorkload : public Workload {
@@ -492,6 +494,20 @@ Fp8Role RoleOf(std::string_view name) {
 constexpr double kFp8CastBytesPerElement = 2 + 1 + 1;   // bf16 in, fp8 and its transpose out
 constexpr double kFp8TransposeBytesPerElement = 1 + 1;  // fp8 in, its transpose out
 
+// The GEMMs whose tensor-parallel collective Transformer Engine's userbuffers overlap by ring
+// exchange: the gathers before the QKV and MLP up projections' forward and the output and down
+// projections' input gradients, and the reduce-scatters after the output and down projections'
+// forward (TE's qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad, proj_fprop, fc2_fprop; Megatron-
+// Bridge's H100 configs for Llama 3 70B and 3.1 405B, FP8 and BF16, name RingExchangeOverlapCfg
+// with aggregate=False for all six). TE runs each as tp GEMMs over a tp-th of the tokens: the
+// chunk just received, or the chunk to send on (CommOverlapP2PBase::split_overlap_ag/_rs).
+bool RingExchangeGemm(std::string_view name) {
+  for (std::string_view ring : {"gemm_qkv", "gemm_mlp_up", "gemm_attention_out_dgrad",
+                                "gemm_mlp_down_dgrad", "gemm_attention_out", "gemm_mlp_down"})
+    if (name == ring) return true;
+  return false;
+}
+
 void RankSource::Gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k,
                       std::int64_t batch) {
   const bool fp8 = w_.spec_.training.precision == DataType::kFloat8e4m3;
@@ -510,7 +526,13 @@ void RankSource::Gemm(const char* name, std::int64_t m, std::int64_t n, std::int
   op.name = w_.Name(name);
   op.gemm = {m, n, k, batch,
              fp8 && role == Fp8Role::kBf16 ? DataType::kBfloat16 : w_.spec_.training.precision};
-  buffer_.push_back(op);
+  const ParallelSpec& par = w_.spec_.parallel;
+  const int chunks = par.tp_comm_overlap && par.tp > 1 && RingExchangeGemm(name) ? par.tp : 1;
+  for (int c = 0; c < chunks; ++c) {  // the tokens split as evenly as they go
+    op.gemm.m = m / chunks + (c < m % chunks ? 1 : 0);
+    buffer_.push_back(op);
+  }
+  last_gemm_ops_ = chunks;
   if (join_after_next_gemm_) {
     join_after_next_gemm_ = false;
     WaitEvent(kComputeStream, kTpJoinEvent);
@@ -840,12 +862,18 @@ void RankSource::TpReduce() {
     return;
   }
   // Overlapped: the reduce-scatter runs beside the GEMM just emitted (the one producing its
-  // input, chunk by chunk), and the compute stream joins it after that GEMM.
-  const Op gemm = buffer_.back();
-  buffer_.pop_back();
+  // input, chunk by chunk), and the compute stream joins it after that GEMM. A ring exchange
+  // then sums the tp partial chunks it received into this rank's shard (TE's reduce_bf16:
+  // read tp chunks, write one, BF16).
+  const std::vector<Op> gemm(buffer_.end() - last_gemm_ops_, buffer_.end());
+  buffer_.resize(buffer_.size() - static_cast<size_t>(last_gemm_ops_));
   ForkedTpCollective(netmodel::CollectiveOp::kReduceScatter);
-  buffer_.push_back(gemm);
+  buffer_.insert(buffer_.end(), gemm.begin(), gemm.end());
   WaitEvent(kComputeStream, kTpJoinEvent);
+  if (gemm.size() > 1) {
+    const double output = static_cast<double>(w_.tokens_) * static_cast<double>(gemm[0].gemm.n);
+    Streaming("userbuffers_reduce", 2 * output * (1 + 1.0 / static_cast<double>(gemm.size())));
+  }
 }
 
 // The dense MLP of a layer on this TP rank (column-parallel up, row-parallel down), forward or

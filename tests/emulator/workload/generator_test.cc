@@ -229,6 +229,40 @@ TEST(SyntheticWorkloadTest, Fp8WeightsAreGatheredAsFp8) {
   EXPECT_GT(off.workload->rank_memory(8).weights, on.workload->rank_memory(8).weights);
 }
 
+// Tensor-parallel overlap by ring exchange (Transformer Engine's userbuffers, PyTorch's async
+// TP): the six GEMMs next to a gather or a forward reduce-scatter run as tp chunks of the
+// tokens, and each ring reduce-scatter ends with the sum of the tp partial chunks; the other
+// GEMMs stay whole.
+TEST(SyntheticWorkloadTest, RingExchangeSplitsTheOverlappedGemmsIntoTpChunks) {
+  auto kernels = [](bool overlap) {
+    Scenario s = Load(std::string("ring_") + (overlap ? "on" : "off") + ".toml", 1,
+                      std::string("tp = 4\npp = 1\nsequence_parallel = true\ntp_comm_overlap = ") +
+                          (overlap ? "true" : "false"),
+                      "global_batch = 2");
+    auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);
+    EXPECT_TRUE(w.ok());
+    std::map<std::string, std::vector<std::int64_t>> rows;  // GEMM name -> m of each launch
+    auto source = (*w)->OpenRank(0);
+    Op op;
+    while (*(*source)->Next(op))
+      if (op.kind == OpKind::kKernel)
+        rows[std::string((*w)->names().Name(op.name))].push_back(op.gemm.m);
+    return rows;
+  };
+  const auto whole = kernels(false), ring = kernels(true);
+  const int layers = 8, tp = 4;  // the fixture's model; one micro-batch a replica
+  for (const char* name : {"gemm_qkv", "gemm_mlp_up", "gemm_attention_out_dgrad",
+                           "gemm_mlp_down_dgrad", "gemm_attention_out", "gemm_mlp_down"}) {
+    ASSERT_EQ(whole.at(name).size(), static_cast<size_t>(layers)) << name;
+    ASSERT_EQ(ring.at(name).size(), static_cast<size_t>(layers * tp)) << name;
+    EXPECT_EQ(ring.at(name)[0] * tp, whole.at(name)[0]) << name;
+  }
+  EXPECT_EQ(ring.at("gemm_qkv_dgrad"), whole.at("gemm_qkv_dgrad"));
+  EXPECT_EQ(ring.at("gemm_mlp_up_wgrad"), whole.at("gemm_mlp_up_wgrad"));
+  EXPECT_EQ(ring.at("userbuffers_reduce").size(), static_cast<size_t>(2 * layers));
+  EXPECT_EQ(whole.count("userbuffers_reduce"), 0u);
+}
+
 TEST(SyntheticWorkloadTest, PipelineSendsMatchReceivesAndIterationsAreMarked) {
   Scenario s = Load("pipeline.toml", 1, "tp = 1\npp = 4", "global_batch = 16\niterations = 3");
   auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);
