@@ -595,8 +595,7 @@ void MoveBytes(void* dst, const void* src, std::size_t bytes) {
   } else if (!DeviceMemory::Get().Contains(dst)) {
     std::memset(dst, 0, bytes);  // a timed-only copy to the host reads zeros, not garbage
   }
-  if (DeviceMemory::Get().Contains(dst))
-    ContentsCopied(dst, bytes, real && known_source);
+  if (DeviceMemory::Get().Contains(dst)) ContentsCopied(dst, bytes, real && known_source);
 }
 
 // The copy op of `bytes` on `stream` (resolved to `device`, `id`), once its bytes have moved.

@@ -13,8 +13,8 @@
 // Returns 0, or non-zero when not under Myriad or [dst, dst + bytes) is not one device
 // allocation's.
 extern "C" __attribute__((visibility("default"))) int myriad_write_computed(void* dst,
-                                                                           const void* src,
-                                                                           unsigned long bytes) {
+                                                                            const void* src,
+                                                                            unsigned long bytes) {
   const myriad::shim::ClientTable* table = myriad::preload::Table();
   if (table == nullptr || table->version < 9) return 1;
   return table->write_computed(dst, src, static_cast<std::size_t>(bytes));

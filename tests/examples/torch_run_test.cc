@@ -116,10 +116,13 @@ TEST_P(TorchScriptTest, RunsAndPrintsTheReportsStepTime) {
       // script prints for the causal FLOPs lies below the peak, and above half of it (the
       // step is mostly those two kernels). Before the mask's counts were read it printed
       // 1,997.
-      // With documents (their ids computed on the GPU from positions copied from the host,
-      // the mask built by a compiled create_block_mask, as torchtitan builds it) the FLOPs are
-      // causal within each document: the mask's tables hold their true blocks because Myriad's
-      // Python hook follows those values on the host (interpose/python/README.md).
+      // With documents (their ids computed on the GPU from positions copied from the host) the
+      // FLOPs are causal within each document: the mask's tables hold their true blocks
+      // because Myriad's Python hook follows those values on the host
+      // (interpose/python/README.md). The compiled build of the same mask (torchtitan's) is
+      // checked by TorchData.BlockMasksHoldTheirTrueBlocks: with cold compile caches its
+      // compile sometimes lets 10 s of virtual host time pass (docs/pytorch.md), so two runs
+      // would not give the same report.
       const std::regex rate("attention: ([0-9.]+) TFLOP/s");
       ASSERT_TRUE(std::regex_search(out, m, rate)) << out;
       EXPECT_LT(std::stod(m[1]), 989.4) << out;
@@ -150,7 +153,7 @@ INSTANTIATE_TEST_SUITE_P(
         Script{"compiled", "dgx-h100.toml", 1, "examples/pytorch/compiled.py", false},
         Script{"flex_attention", "dgx-h100.toml", 1, "examples/pytorch/flex_attention.py", false},
         Script{"flex_attention_documents", "dgx-h100.toml", 1,
-               "examples/pytorch/flex_attention.py --documents 4 --compile-mask", false},
+               "examples/pytorch/flex_attention.py --documents 4", false},
         Script{"tp_dp_mesh_4_ranks", "dgx-h100.toml", 4, "examples/pytorch/tp_dp_mesh.py"}),
     [](const ::testing::TestParamInfo<Script>& p) { return std::string(p.param.name); });
 
