@@ -81,9 +81,11 @@ def _remember(t, host):
 
 @contextlib.contextmanager
 def _one_host_thread():
-    """Host values computed by the calling thread alone: in a parallel region it would wait on
-    OpenMP's workers in a bare futex, which Myriad sees only by real-time polling (docs/run.md,
-    "idle watch"), and the run's host timing would depend on the machine."""
+    """A block mask built on the host by the calling thread alone: in a parallel region it
+    would wait on OpenMP's workers in a bare futex, which Myriad sees only by real-time polling
+    (docs/run.md, "idle watch"), and the run's host timing would depend on the machine. Not
+    used for each followed op: changing torch's thread count there, op after op, made a
+    compiled script's runs differ by 10 s of host time now and then under load."""
     threads = torch.get_num_threads()
     if threads > 1:
         torch.set_num_threads(1)
@@ -139,8 +141,7 @@ def _follow(func, args, kwargs, result, before):
         return
     if torch.cuda.is_current_stream_capturing():
         return
-    with _one_host_thread():
-        _follow_on_host(func, name, args, kwargs, result, before)
+    _follow_on_host(func, name, args, kwargs, result, before)
 
 
 def _follow_on_host(func, name, args, kwargs, result, before):

@@ -90,8 +90,13 @@ TEST(Torchtitan, DebugModelTrainsOnTwoRanksWithCompileAndCudaGraphsAndFolds) {
   // Steps 3 and 4 replay the same CUDA graph, each over its own batch's document mask (built
   // on the GPU from the batch's positions; Myriad's Python hook follows those values and
   // writes the mask's tables, and each launch of the graph reads the tables its static input
-  // holds then): no kernel's loop is left to an assumption.
-  EXPECT_TRUE(json["assumed_kernels"].empty()) << json["assumed_kernels"].dump();
+  // holds then): none of the program's flex-attention kernels (Inductor's fused templates,
+  // triton_tem_fused_flex_attention*) has a loop left to an assumption. With cold compile
+  // caches, autotuning's benchmark launches of the candidate templates (triton_flex_attention,
+  // triton_flex_attention_backward) run over masks Inductor makes up on the GPU for them, whose
+  // values are not known: those are listed as assumed, as they should be.
+  for (const auto& k : json["assumed_kernels"])
+    EXPECT_NE(k["name"].get<std::string>().rfind("triton_tem_fused", 0), 0u) << k.dump();
 
   // Flex attention's Triton kernels are timed from their own code, none by a guess.
   ASSERT_TRUE(json["kernel_families"].is_array()) << json["kernel_families"].dump();
