@@ -79,23 +79,6 @@ def _remember(t, host):
                      host.detach().clone(), t._version)
 
 
-@contextlib.contextmanager
-def _one_host_thread():
-    """A block mask built on the host by the calling thread alone: in a parallel region it
-    would wait on OpenMP's workers in a bare futex, which Myriad sees only by real-time polling
-    (docs/run.md, "idle watch"), and the run's host timing would depend on the machine. Not
-    used for each followed op: changing torch's thread count there, op after op, made a
-    compiled script's runs differ by 10 s of host time now and then under load."""
-    threads = torch.get_num_threads()
-    if threads > 1:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        if threads > 1:
-            torch.set_num_threads(threads)
-
-
 class _Unknown(Exception):
     """A GPU tensor without a shadow where a value is needed."""
 
@@ -266,7 +249,7 @@ def on_host(function, *args, **kwargs):
     """function(*args, **kwargs) with GPU tensors it reads replaced by their shadows; raises
     LookupError when one has none."""
     try:
-        with _ShadowsInPlace(), _one_host_thread():
+        with _ShadowsInPlace():
             return function(*args, **kwargs)
     except _Unknown:
         raise LookupError("a tensor on the GPU whose values are not known") from None
