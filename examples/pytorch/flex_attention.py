@@ -4,10 +4,7 @@ The pattern torchtitan's flex attention follows: a block mask from create_block_
 mask_mod, flex_attention compiled by Inductor into its Triton templates. Prints the step time
 and the TFLOP/s it implies for the causal FLOPs (examples/pytorch/README.md). With
 --documents N the mask is also document-wise, as torchtitan's is: each sequence holds N
-documents of equal length, given as token positions that restart at 0 at each document
-(built on the host, as a dataloader does, and copied to the GPU); the document ids are a
-cumsum on the GPU, and with --compile-mask the mask is built by torch.compile(create_block_mask),
-as torchtitan builds it.
+documents of equal length, whose ids are a tensor computed on the GPU.
 """
 
 import argparse
@@ -30,7 +27,6 @@ def main() -> None:
     parser.add_argument("--seq", type=int, default=8192)
     parser.add_argument("--head-dim", type=int, default=128)
     parser.add_argument("--documents", type=int, default=0)
-    parser.add_argument("--compile-mask", action="store_true")
     args = parser.parse_args()
 
     torch.manual_seed(0)
@@ -42,16 +38,12 @@ def main() -> None:
     )
     mask_mod = causal
     if args.documents > 0:
-        length = args.seq // args.documents
-        positions = (torch.arange(args.seq) % length).repeat(args.batch, 1).to(device)
-        document = torch.cumsum((positions == 0).int(), dim=1) - 1
+        document = torch.arange(args.seq, device=device) // (args.seq // args.documents)
 
         def mask_mod(b, h, q_idx, kv_idx):
-            return (q_idx >= kv_idx) & (document[b, q_idx] == document[b, kv_idx])
+            return (q_idx >= kv_idx) & (document[q_idx] == document[kv_idx])
 
-    build = torch.compile(create_block_mask) if args.compile_mask else create_block_mask
-    # One mask for every head (H=None), as torchtitan builds it.
-    mask = build(mask_mod, args.batch, None, args.seq, args.seq, device=device)
+    mask = create_block_mask(mask_mod, args.batch, args.heads, args.seq, args.seq, device=device)
     attention = torch.compile(flex_attention)
 
     timer = StepTimer(warmup=2)
@@ -60,15 +52,11 @@ def main() -> None:
             out = attention(q, k, v, block_mask=mask)
             out.sum().backward()
     timer.report()
-    # Causal: half the score matrix (of each document's); forward 2 matmuls, backward 5 (2.5x
-    # the forward).
-    documents = max(args.documents, 1)
+    # Causal: half the score matrix; forward 2 matmuls, backward 5 (2.5x the forward).
     flops = 4 * args.batch * args.heads * args.seq * args.seq * args.head_dim / 2 * 3.5
-    flops /= documents
     if timer.event_ms:
         mean_ms = sum(timer.event_ms) / len(timer.event_ms)
-        kind = "causal" if documents == 1 else f"causal within {documents} documents"
-        print(f"attention: {flops / (mean_ms * 1e-3) / 1e12:.1f} TFLOP/s ({kind})")
+        print(f"attention: {flops / (mean_ms * 1e-3) / 1e12:.1f} TFLOP/s (causal)")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ inline constexpr cudaUUID_t kClientTableId = {
     {'M', 'Y', 'R', 'I', 'A', 'D', '-', 'C', 'L', 'I', 'E', 'N', 'T', '-', 'v', '1'}};
 
 struct ClientTable {
-  std::uint32_t version;  // 9 (values a kernel computes, written from the host)
+  std::uint32_t version;  // 7 (kernels loaded through the driver: parameters, module files)
   // Appends an op for `device` (-1: the calling thread's current device) to the calling
   // thread's batch. Returns 0, or a cudaError_t when Myriad cannot be reached.
   int (*submit)(const wire::WireOp* op, int device);
@@ -129,12 +129,6 @@ struct ClientTable {
   // module_ptx returned): its launches name the module, whose code Myriad times them by
   // (several modules may hold kernels of one name). kernel_named's for module 0.
   void* (*kernel_in_module)(const char* name, int module);
-
-  // Version >= 9. Writes `bytes` from `src` at device address `dst` as the values a kernel
-  // computes there (the host computed them: interpose/python/device_values.py), with no op of
-  // their own: the bytes become known contents, which later launches' code reads. Returns 0,
-  // or non-zero when [dst, dst + bytes) is not device memory of one allocation.
-  int (*write_computed)(void* dst, const void* src, std::size_t bytes);
 };
 inline constexpr int kWaitGoesOn = 0, kWaitWoken = 1, kWaitTimedOut = 2;
 

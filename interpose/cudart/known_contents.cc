@@ -1,6 +1,5 @@
 #include "cudart/known_contents.h"
 
-#include <algorithm>
 #include <atomic>
 #include <iterator>
 #include <map>
@@ -40,14 +39,11 @@ class Registry {
     std::lock_guard<RawMutex> lock(mu_);
     const std::uint32_t id = ++next_id_;
     ranges_[start] = Range{end, id};
-    starts_[id] = start;
-    if (starts_.size() > kMaxStarts) starts_.erase(starts_.begin());
     count_.store(ranges_.size(), std::memory_order_relaxed);
     return id;
   }
 
-  bool Find(std::uintptr_t p, std::uint32_t* id, std::uint32_t* offset,
-            std::uintptr_t* end = nullptr) {
+  bool Find(std::uintptr_t p, std::uint32_t* id, std::uint32_t* offset) {
     if (count_.load(std::memory_order_relaxed) == 0) return false;  // the usual case: none
     std::lock_guard<RawMutex> lock(mu_);
     auto it = ranges_.upper_bound(p);
@@ -56,16 +52,6 @@ class Registry {
     if (p >= it->second.end) return false;
     *id = it->second.id;
     *offset = static_cast<std::uint32_t>(p - it->first);
-    if (end) *end = it->second.end;
-    return true;
-  }
-
-  // Where contents `id` began (they may be forgotten since).
-  bool StartOf(std::uint32_t id, std::uintptr_t* start) {
-    std::lock_guard<RawMutex> lock(mu_);
-    const auto it = starts_.find(id);
-    if (it == starts_.end()) return false;
-    *start = it->second;
     return true;
   }
 
@@ -74,16 +60,13 @@ class Registry {
   std::map<std::uintptr_t, Range> ranges_;  // by start
   std::atomic<std::size_t> count_{0};
   std::uint32_t next_id_ = 0;
-  // Each id's start, for launches recorded while it was known; the oldest dropped first.
-  static constexpr std::size_t kMaxStarts = 1 << 20;
-  std::map<std::uint32_t, std::uintptr_t> starts_;
 };
 
 }  // namespace
 
-void ContentsCopied(const void* dst, std::size_t bytes, bool real) {
+void ContentsCopied(const void* dst, std::size_t bytes, bool from_host) {
   const auto start = reinterpret_cast<std::uintptr_t>(dst);
-  if (!real || bytes == 0 || bytes > wire::kMaxKnownContents || !GetSettings().under_myriad) {
+  if (!from_host || bytes == 0 || bytes > wire::kMaxKnownContents || !GetSettings().under_myriad) {
     Registry::Get().Forget(start, start + bytes);
     return;
   }
@@ -96,32 +79,8 @@ void ContentsForgotten(const void* at, std::size_t bytes) {
   Registry::Get().Forget(start, start + bytes);
 }
 
-bool ContentsCover(const void* p, std::size_t bytes) {
-  std::uint32_t id = 0, offset = 0;
-  std::uintptr_t end = 0;
-  return Registry::Get().Find(reinterpret_cast<std::uintptr_t>(p), &id, &offset, &end) &&
-         reinterpret_cast<std::uintptr_t>(p) + bytes <= end;
-}
-
 bool ContentsAt(const void* p, std::uint32_t* id, std::uint32_t* offset) {
   return Registry::Get().Find(reinterpret_cast<std::uintptr_t>(p), id, offset);
-}
-
-void ContentsNow(wire::WireOp* op) {
-  const std::size_t refs = std::min<std::size_t>(op->content_ref_count, std::size(op->content_id));
-  std::size_t kept = 0;
-  for (std::size_t r = 0; r < refs; ++r) {
-    std::uintptr_t start = 0;
-    std::uint32_t id = 0, offset = 0;
-    if (!Registry::Get().StartOf(op->content_id[r], &start) ||
-        !Registry::Get().Find(start + op->content_offset[r], &id, &offset))
-      continue;
-    op->content_param[kept] = op->content_param[r];
-    op->content_id[kept] = id;
-    op->content_offset[kept] = offset;
-    ++kept;
-  }
-  op->content_ref_count = static_cast<std::uint8_t>(kept);
 }
 
 }  // namespace myriad::shim

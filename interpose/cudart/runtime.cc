@@ -585,8 +585,6 @@ bool NeverWritten(const void* p, std::size_t bytes) {
 // not run), so what the copy would read at its turn on the stream is what is there now.
 void MoveBytes(void* dst, const void* src, std::size_t bytes) {
   const bool real = bytes <= RealCopyBytes();
-  // Bytes from the host, or from device bytes that are known (a copy of a copy), are real.
-  const bool known_source = !DeviceMemory::Get().Contains(src) || ContentsCover(src, bytes);
   if (real && DeviceMemory::Get().Contains(dst) && DeviceMemory::Get().Contains(src) &&
       NeverWritten(src, bytes)) {
     ZeroDeviceBytes(dst, bytes);
@@ -595,7 +593,8 @@ void MoveBytes(void* dst, const void* src, std::size_t bytes) {
   } else if (!DeviceMemory::Get().Contains(dst)) {
     std::memset(dst, 0, bytes);  // a timed-only copy to the host reads zeros, not garbage
   }
-  if (DeviceMemory::Get().Contains(dst)) ContentsCopied(dst, bytes, real && known_source);
+  if (DeviceMemory::Get().Contains(dst))
+    ContentsCopied(dst, bytes, real && !DeviceMemory::Get().Contains(src));
 }
 
 // The copy op of `bytes` on `stream` (resolved to `device`, `id`), once its bytes have moved.
@@ -810,18 +809,6 @@ int AddressRangeForTable(const void* p, void** base, std::size_t* bytes) {
   return 1;
 }
 
-int WriteComputedForTable(void* dst, const void* src, std::size_t bytes) {
-  std::uintptr_t start = 0;
-  std::size_t size = 0;
-  const auto at = reinterpret_cast<std::uintptr_t>(dst);
-  if (!dst || !src || bytes == 0 || !DeviceMemory::Get().Range(dst, &start, &size) ||
-      at + bytes > start + size)
-    return 1;
-  std::memmove(dst, src, bytes);
-  ContentsCopied(dst, bytes, /*real=*/true);
-  return 0;
-}
-
 void SetLastErrorFromUnsupported(int error) { last_error = static_cast<cudaError_t>(error); }
 [[maybe_unused]] const bool hook_registered = [] {
   SetCudartLastErrorHook(SetLastErrorFromUnsupported);
@@ -831,7 +818,7 @@ void SetLastErrorFromUnsupported(int error) { last_error = static_cast<cudaError
 }  // namespace
 
 const ClientTable& Table() {
-  static const ClientTable table = {9,
+  static const ClientTable table = {8,
                                     SubmitForTable,
                                     CallForTable,
                                     InternForTable,
@@ -867,8 +854,7 @@ const ClientTable& Table() {
                                     KernelParamsForTable,
                                     ModuleFile,
                                     ModulePtx,
-                                    KernelInModule,
-                                    WriteComputedForTable};
+                                    KernelInModule};
   return table;
 }
 
@@ -1767,7 +1753,6 @@ MYRIAD_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t str
     }
     op.name = c.name.empty() ? 0 : shim::Intern(c.name);
     op.comm = c.comm.empty() ? 0 : shim::Intern(c.comm);
-    shim::ContentsNow(&op);
     if (const int e = shim::Submit(op, device); e != cudaSuccess)
       return Fail(static_cast<cudaError_t>(e));
   }

@@ -6,10 +6,8 @@ send/recv_object_list) size their buffers with a few kernels on tensors of sizes
 max, a cat) whose inputs are real: they came from the host or from a small collective, which
 carry real bytes. While one of those functions runs, this hook computes such small reductions,
 concatenations and comparisons on the host instead (the tensors' bytes are copied back and
-forth, as real copies), so the receivers get the true sizes and the objects survive.
-Small tensors' values are followed on the host beside the kernels that compute them
-(myriad_device_values), and FlexAttention's block masks are built from them on the host, so the
-kernels that loop over a mask's blocks are timed by its true blocks (README.md here).
+forth, as real copies), so the receivers get the true sizes and the objects survive. Nothing
+else changes: outside those functions torch runs untouched.
 
 Python imports the first `sitecustomize` on sys.path; `myriad run` puts this one first, and
 it runs the one it shadows (Debian's, a virtualenv's, the user's) before anything else.
@@ -304,69 +302,13 @@ def _block_mask_on_host(flex, build, mask_mod, B, H, Q_LEN, KV_LEN, BLOCK_SIZE,
         seq_lengths=(Q_LEN, KV_LEN))
 
 
-# The BlockMask's tensors, as create_block_mask fills them.
-_BLOCK_MASK_FIELDS = ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices",
-                      "q_num_blocks", "q_indices", "full_q_num_blocks", "full_q_indices")
-
-
-def _host_block_mask(flex, build, mask_mod, B, H, Q_LEN, KV_LEN, BLOCK_SIZE,
-                     separate_full_blocks):
-    """The block mask built on the host, the mask_mod reading the host values of the GPU
-    tensors it reads (myriad_device_values); LookupError when one is not known."""
-    import myriad_device_values
-
-    return myriad_device_values.on_host(_block_mask_on_host, flex, build, mask_mod, B, H,
-                                        Q_LEN, KV_LEN, BLOCK_SIZE, separate_full_blocks)
-
-
-def _compile_block_masks_with_values(torch_module, flex, build, wrapper):
-    """torch.compile(create_block_mask) (torchtitan's pattern) builds the mask on the GPU in
-    compiled kernels, timed, not run. The compiled function still runs as asked; then the same
-    mask is built on the host and its values written into the device mask's tensors, as the
-    kernels would have left them (myriad_device_values.write: no op of their own). Left as the
-    device built it when the mask_mod reads a GPU tensor whose values are not known."""
-    compile_ = torch_module.compile
-
-    @functools.wraps(compile_)
-    def compile_with_values(model=None, *args, **kwargs):
-        compiled = compile_(model, *args, **kwargs)
-        if model is not wrapper or not callable(compiled):
-            return compiled
-
-        @functools.wraps(build)
-        def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=128,
-                              *rest, **options):
-            import myriad_device_values
-
-            with myriad_device_values.suspended():  # traced: the program's graph, as it is
-                mask = compiled(mask_mod, B, H, Q_LEN, KV_LEN, device, BLOCK_SIZE, *rest,
-                                **options)
-            if rest or not set(options) <= {"separate_full_blocks"}:
-                return mask
-            try:
-                host = _host_block_mask(flex, build, mask_mod, B, H, Q_LEN, KV_LEN, BLOCK_SIZE,
-                                        options.get("separate_full_blocks", True))
-            except Exception:  # noqa: BLE001 - values not known: the mask as the device built it
-                return mask
-            for field in _BLOCK_MASK_FIELDS:
-                on_device, on_host = getattr(mask, field, None), getattr(host, field, None)
-                if on_device is not None and on_host is not None:
-                    myriad_device_values.write(on_device, on_host)
-            return mask
-
-        return create_block_mask
-
-    torch_module.compile = compile_with_values
-
-
 def _build_block_masks_on_host(flex):
     """FlexAttention's create_block_mask evaluates the mask_mod with kernels on the device it
     is given; under Myriad those are timed, not run, so a mask built on the GPU holds whatever
     its memory held (zeros: no blocks to attend). It is built on the host instead, where the
-    mask_mod runs for real (a GPU tensor it reads by its host value, where that is known), and
-    moved to the device (real copies): the program and the kernels' timing see the true
-    blocks. A mask_mod that cannot run on the host (it reads a tensor on the GPU whose values
-    are not known) is built as the program asked."""
+    mask_mod runs for real, and moved to the device (real copies): the program and the kernels'
+    timing see the true blocks. A mask_mod that cannot run on the host (it reads a tensor on
+    the GPU, whose contents kernels computed) is built as the program asked."""
     original = getattr(flex, "create_block_mask", None)
     if original is None:
         return
@@ -387,24 +329,13 @@ def _build_block_masks_on_host(flex):
         if target.type != "cuda" or not plain:
             return original(mask_mod, B, H, Q_LEN, KV_LEN, device, BLOCK_SIZE, *args, **kwargs)
         try:
-            mask = _host_block_mask(flex, original, mask_mod, B, H, Q_LEN, KV_LEN, BLOCK_SIZE,
-                                    kwargs.get("separate_full_blocks", True))
+            mask = _block_mask_on_host(flex, original, mask_mod, B, H, Q_LEN, KV_LEN, BLOCK_SIZE,
+                                       kwargs.get("separate_full_blocks", True))
         except Exception:  # noqa: BLE001 - the mask_mod needs the device: build it there
             return original(mask_mod, B, H, Q_LEN, KV_LEN, device, BLOCK_SIZE, **kwargs)
         return mask.to(target)
 
     flex.create_block_mask = create_block_mask
-    _compile_block_masks_with_values(torch, flex, original, create_block_mask)
-
-
-def _follow_device_values(torch_module):
-    """Follows small GPU tensors' values on the host from here on, in the importing thread
-    (myriad_device_values); MYRIAD_DEVICE_VALUES=0 turns it off."""
-    if os.environ.get("MYRIAD_DEVICE_VALUES", "1") == "0":
-        return
-    import myriad_device_values
-
-    myriad_device_values.install()
 
 
 def _end_rejection_sampling(init):
@@ -444,7 +375,6 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder):
     """Patches torch's modules as soon as each has run (before others import its names)."""
 
     _PATCHES = {
-        "torch": _follow_device_values,
         "torch.distributed.distributed_c10d": _patch_c10d,
         "torch.distributed.rendezvous": _size_rendezvous_for_live_ranks,
         "torch.distributed.elastic.agent.server.api": _start_live_workers_only,

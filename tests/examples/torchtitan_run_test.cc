@@ -87,16 +87,8 @@ TEST(Torchtitan, DebugModelTrainsOnTwoRanksWithCompileAndCudaGraphsAndFolds) {
     EXPECT_LT(s.mfu, 100) << "above the GPU's peak at step " << s.step;
   }
   EXPECT_NEAR(most_gib, peak_gib, 0.006);
-  // Steps 3 and 4 replay the same CUDA graph, each over its own batch's document mask (built
-  // on the GPU from the batch's positions; Myriad's Python hook follows those values and
-  // writes the mask's tables, and each launch of the graph reads the tables its static input
-  // holds then): none of the program's flex-attention kernels (Inductor's fused templates,
-  // triton_tem_fused_flex_attention*) has a loop left to an assumption. With cold compile
-  // caches, autotuning's benchmark launches of the candidate templates (triton_flex_attention,
-  // triton_flex_attention_backward) run over masks Inductor makes up on the GPU for them, whose
-  // values are not known: those are listed as assumed, as they should be.
-  for (const auto& k : json["assumed_kernels"])
-    EXPECT_NE(k["name"].get<std::string>().rfind("triton_tem_fused", 0), 0u) << k.dump();
+  // Steps 3 and 4 replay the same CUDA graph: the same time on both ranks.
+  for (std::size_t i = 5; i < steps.size(); ++i) EXPECT_EQ(steps[i].tps, steps[4].tps);
 
   // Flex attention's Triton kernels are timed from their own code, none by a guess.
   ASSERT_TRUE(json["kernel_families"].is_array()) << json["kernel_families"].dump();
@@ -111,17 +103,15 @@ TEST(Torchtitan, DebugModelTrainsOnTwoRanksWithCompileAndCudaGraphsAndFolds) {
     EXPECT_EQ(k["name"].get<std::string>().find("flex_attention"), std::string::npos) << k.dump();
 
   // Folded (rank 1 a mirror of rank 0, torchrun starting only rank 0): every step after the
-  // first logs the unfolded run's tokens/s and TFLOP/s to within the two ranks' documents: a
-  // mirror replays its source's kernels, flex attention's over rank 0's documents, where the
-  // unfolded rank 1 attends over its own (its data shard's) and rank 0 waits for it at FSDP's
-  // collectives (2.3% apart in step 3: docs/run.md, "Folding"). The first step holds the compile,
+  // first logs the unfolded run's tokens/s and TFLOP/s. The first step holds the compile,
   // whose autotuning runs benchmark kernels only where a process's cache misses (docs/run.md);
   // the memory the caching allocator keeps reserved after it differs with it too (0.90 GiB
   // after a cold compile, 0.87 after a warm one), so memory is not compared. Kernels slow by
   // the communication beside them (docs/engine.md), so where the two unfolded processes' host
   // work differs (the first step's compile) their overlap differs from a mirror's; after a
   // cold compile the second step (the one that captures the CUDA graph) may end a few
-  // nanoseconds apart.
+  // nanoseconds apart (1,924,389 against 1,924,388 tokens/s): it is compared to 1e-5, the
+  // graph's replays exactly.
   const auto [folded_status, folded_out] = myriad::testing::RunCommand(
       "cd " + kWork + " && rm -rf outputs && TORCHINDUCTOR_CACHE_DIR=" + kWork +
       "/cache/inductor TRITON_CACHE_DIR=" + kWork + "/cache/triton " + MYRIAD_BINARY + " run " +
@@ -139,8 +129,13 @@ TEST(Torchtitan, DebugModelTrainsOnTwoRanksWithCompileAndCudaGraphsAndFolds) {
     if (f.step == 1) continue;
     for (const Step& u : steps) {
       if (u.step != f.step) continue;
-      EXPECT_NEAR(f.tps / u.tps, 1.0, 0.05) << "step " << f.step;
-      EXPECT_NEAR(f.tflops / u.tflops, 1.0, 0.05) << "step " << f.step;
+      if (f.step == 2) {
+        EXPECT_NEAR(f.tps / u.tps, 1.0, 1e-5) << "step 2";
+        EXPECT_NEAR(f.tflops / u.tflops, 1.0, 1e-5) << "step 2";
+        continue;
+      }
+      EXPECT_EQ(f.tps, u.tps) << "step " << f.step;
+      EXPECT_EQ(f.tflops, u.tflops) << "step " << f.step;
     }
   }
 }

@@ -94,9 +94,7 @@ TEST(RunTest, ThreadsAsleepInBareFutexesHoldNoTime) {
 // A loop bounded by a table the program copied from the host is counted from the table's
 // bytes (known contents): halving every entry halves the kernel's time above the H100's 2 us
 // floor; once a kernel has written the table its values are not known, and the loop is
-// bounded by what the kernel's pointers reach (far fewer trips). A device-to-device copy of
-// known bytes is known, and a CUDA graph's kernel follows what its static input holds at each
-// launch (refilled by a device copy), not what it held at the capture. Same output every run.
+// bounded by what the kernel's pointers reach (far fewer trips). Same output every run.
 TEST(RunTest, LoopsBoundedByATableFromTheHostFollowItsValues) {
   std::string first;
   for (int run = 0; run < 2; ++run) {
@@ -112,13 +110,6 @@ TEST(RunTest, LoopsBoundedByATableFromTheHostFollowItsValues) {
     EXPECT_GT(full, 20) << out;
     EXPECT_NEAR(half, full / 2, 0.02 * full) << out;
     EXPECT_LT(unknown, 0.2 * (half + 2)) << out;
-    const std::regex device(
-        "copied on the device: ([0-9.]+) us\ngraph, full lengths: ([0-9.]+) us\ngraph, halved "
-        "lengths: ([0-9.]+) us");
-    ASSERT_TRUE(std::regex_search(out, m, device)) << out;
-    EXPECT_NEAR(std::stod(m[1]) - 2, full, 0.02 * full) << out;
-    EXPECT_NEAR(std::stod(m[2]) - 2, full, 0.02 * full) << out;
-    EXPECT_NEAR(std::stod(m[3]) - 2, half, 0.02 * full) << out;
     EXPECT_THAT(out, HasSubstr("error no error")) << out;
     if (run == 0) first = out;
     EXPECT_EQ(out, first);

@@ -2,10 +2,8 @@
 device="cuda"), copied back to the host: under `myriad run` they must hold the true blocks
 (sums are taken on the host: a kernel's result is not real under Myriad).
 
-Prints the causal mask's block counts, a sliding-window mask's (per head), whether a
-document mask over a tensor on the GPU was built, and the block counts of torchtitan's
-pattern: token positions from the host, document ids computed on the GPU, the mask built
-eagerly and by torch.compile(create_block_mask).
+Prints the causal mask's block counts, a sliding-window mask's (per head), and whether a
+document mask over a tensor on the GPU (whose mask_mod cannot run on the host) was built.
 """
 
 import os
@@ -42,21 +40,6 @@ def main() -> None:
 
     built = create_block_mask(same_document, 1, 1, seq, seq, device=device)
     print(f"document mask built: {tuple(built.kv_num_blocks.shape)}")
-
-    # Positions restart at 0 at each document, as a data loader gives them (on the host).
-    lengths = [1000, 3000, 96]
-    positions = torch.cat([torch.arange(n) for n in lengths]).unsqueeze(0).to(device)
-    document_ids = torch.cumsum((positions == 0).int(), dim=1) - 1
-
-    def causal_within_documents(b, h, q_idx, kv_idx):
-        return (q_idx >= kv_idx) & (document_ids[b, q_idx] == document_ids[b, kv_idx])
-
-    for name, build in (("eager", create_block_mask),
-                        ("compiled", torch.compile(create_block_mask))):
-        mask = build(causal_within_documents, 1, None, seq, seq, device=device)
-        print(f"documents {name}: partial {int(mask.kv_num_blocks.cpu().sum())}, "
-              f"full {int(mask.full_kv_num_blocks.cpu().sum())}, "
-              f"by key block {int(mask.q_num_blocks.cpu().sum())}")
 
 
 if __name__ == "__main__":
