@@ -15,6 +15,7 @@
 #include "myriad/netmodel/flow_model.h"
 #include "myriad/netmodel/overlap.h"
 #include "myriad/netmodel/power.h"
+#include "timing/library_model.h"
 
 namespace myriad::cli {
 namespace {
@@ -175,6 +176,18 @@ void Describe(const emulator::Scenario& s, Report& r) {
   } else {
     r.Line("sustained tensor clock", "the short-benchmark clock",
            "no power model for this GPU (docs/kernel-timing.md)");
+  }
+  if (gpu.fp8_flops > 0) {
+    const bool promotes = gpu.compute_capability_major == 9;
+    r.Line("FP8 accumulation",
+           !promotes ? "FP32 in the tensor cores: no promotion"
+           : s.fp8_promotion
+               ? fmt::format("as called: promoted GEMMs' main loop at {:.3f} of its rate",
+                             emulator::timing::kHopperFp8PromotedRate)
+               : "all fast ([timing] fp8_accumulation = \"fast\")",
+           promotes ? "Hopper FP8 promotion: kernels.md 1.1, H100 FP8 70.9% of its peak where "
+                      "BF16 reaches 80.3% (docs/kernel-timing.md)"
+                    : "docs/kernel-timing.md");
   }
   DescribeOverlap(s, r);
 

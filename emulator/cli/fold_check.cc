@@ -64,7 +64,8 @@ std::string WorkDifference(const emulator::Op& a, const emulator::NameTable& nam
       if (!(a.block == b.block)) return differs("block", Shape(a.block), Shape(b.block));
       if (a.shared_mem != b.shared_mem) return differs("shared memory", a.shared_mem, b.shared_mem);
       if (a.gemm.m != b.gemm.m || a.gemm.n != b.gemm.n || a.gemm.k != b.gemm.k ||
-          a.gemm.batch != b.gemm.batch || a.gemm.dtype != b.gemm.dtype)
+          a.gemm.batch != b.gemm.batch || a.gemm.dtype != b.gemm.dtype ||
+          a.gemm.fast_accumulation != b.gemm.fast_accumulation)
         return differs("GEMM (m, n, k, batch)",
                        fmt::format("({}, {}, {}, {})", a.gemm.m, a.gemm.n, a.gemm.k, a.gemm.batch),
                        fmt::format("({}, {}, {}, {})", b.gemm.m, b.gemm.n, b.gemm.k, b.gemm.batch));

@@ -164,6 +164,17 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
     }
     return true;
   }
+  if (a == "--fp8-accumulation") {
+    auto v = value();
+    if (v && (*v == "as-called" || *v == "fast")) {
+      o.timing.fp8_promotion = *v == "as-called";
+      flags.fp8_given = true;
+    } else {
+      error = "--fp8-accumulation must be as-called or fast" +
+              (v ? ", got '" + *v + "'" : std::string());
+    }
+    return true;
+  }
   if (a == "--max-queued-ops") {
     if (number("a count of ops (0: unbounded)", &x))
       o.max_queued_ops = static_cast<std::uint64_t>(x);

@@ -22,6 +22,7 @@ struct RunFlags {
   std::string html_path;        // --html: the HTML report
   bool fidelity_given = false;  // --fidelity overrides the scenario's [network] fidelity
   bool clocks_given = false;    // --clocks overrides the scenario's [timing] clocks
+  bool fp8_given = false;       // --fp8-accumulation overrides [timing] fp8_accumulation
   bool overlap_given = false;   // --overlap, --overlap-slowdown override [timing] overlap
   std::string baseline_path;    // --baseline: gate this run's report against it
   emulator::GateOptions gate;   // --max-regression
@@ -39,6 +40,7 @@ struct RunFlags {
       options.timeline_max_ranks = html_path.empty() ? 0 : std::min(options.timeline_max_ranks, 8);
     if (!fidelity_given) options.fidelity = scenario.fidelity;
     if (!clocks_given) options.timing.sustained_clocks = scenario.sustained_clocks;
+    if (!fp8_given) options.timing.fp8_promotion = scenario.fp8_promotion;
     if (!overlap_given)
       options.overlap =
           scenario.overlap_shared ? emulator::OverlapModel::kShared : emulator::OverlapModel::kOff;
@@ -80,6 +82,10 @@ inline constexpr const char* kRunFlagsUsage =
     "  --clocks MODE            sustained: tensor-core kernels at the clock a long load holds\n"
     "                           under the GPU's power limit (default: the scenario's [timing]);\n"
     "                           boost: at the clock of short benchmarks (docs/kernel-timing.md)\n"
+    "  --fp8-accumulation MODE  as-called: FP8 GEMMs accumulate as the program or framework\n"
+    "                           asks (cuBLASLt's default promotes to FP32, slower on Hopper);\n"
+    "                           fast: all with fast accumulation (default: the scenario's\n"
+    "                           [timing])\n"
     "  --log-level LEVEL        trace, debug, info, warn (default), error, off\n"
     "  --progress               show progress on stderr even when it is not a terminal (a\n"
     "                           line every 250 ms; on a terminal one line is rewritten)\n"

@@ -463,6 +463,7 @@ RunResult Simulation::Collect() {
   result.assumed_kernels = timer_->Assumed(names_);
   result.kernel_families = timer_->Families();
   result.clocks = timer_->clocks();
+  result.fp8_accumulation = timer_->fp8_accumulation();
   result.overlap = overlap_;
   result.overlap.model = options_.overlap;
   result.overlap.flat_slowdown =

@@ -1295,7 +1295,7 @@ Status LiveSource::Convert(Queued& q) {
       op.kind = static_cast<OpKind>(w.kind);
   }
   if (w.coll >= netmodel::kNumCollectiveOps || w.dtype > 11 || w.redop > 4 || w.copy_kind > 3 ||
-      w.gemm_dtype > static_cast<int>(DataType::kTfloat32))
+      w.gemm_dtype > static_cast<int>(DataType::kTfloat32) || w.gemm_fast_accum > 1)
     return Status::InvalidArgument(fmt::format("rank {}: its process sent a malformed op", gpu_));
   op.stream = w.stream;
   if (w.name != 0) {
@@ -1313,7 +1313,12 @@ Status LiveSource::Convert(Queued& q) {
   op.shared_mem = w.shared_mem;
   // A communicator's destruction is a host op of no duration (set above).
   if (op.kind != OpKind::kHost) op.duration = w.duration_ps;
-  op.gemm = {w.gemm_m, w.gemm_n, w.gemm_k, w.gemm_batch, static_cast<DataType>(w.gemm_dtype)};
+  op.gemm = {w.gemm_m,
+             w.gemm_n,
+             w.gemm_k,
+             w.gemm_batch,
+             static_cast<DataType>(w.gemm_dtype),
+             w.gemm_fast_accum != 0};
   op.bytes = w.bytes;
   op.copy_kind = static_cast<MemcpyKind>(w.copy_kind);
   op.async = (w.flags & wire::kAsync) != 0;

@@ -144,6 +144,20 @@ std::string ClocksLine(const RunResult& result) {
       c.clock, c.power_limit, Us(c.added), Percent(c.added, KernelTime(result)));
 }
 
+// What FP8 GEMMs' promotion of partial sums to FP32 added (empty: no FP8 GEMM was timed).
+std::string Fp8AccumulationLine(const RunResult& result) {
+  const Fp8AccumulationStats& f = result.fp8_accumulation;
+  if (f.fp8_gemms == 0) return "";
+  if (!f.promotion)
+    return fmt::format(
+        "FP8 accumulation: {} FP8 GEMMs all with fast accumulation (--fp8-accumulation fast)",
+        f.fp8_gemms);
+  return fmt::format(
+      "FP8 accumulation: {} of {} FP8 GEMMs promote their partial sums to FP32 (Hopper, "
+      "docs/kernel-timing.md): +{} us, {:.1f}% of kernel time",
+      f.promoted, f.fp8_gemms, Us(f.added), Percent(f.added, KernelTime(result)));
+}
+
 // What communication in flight beside kernels added to their time, and under which model.
 std::string OverlapLine(const RunResult& result) {
   const OverlapStats& o = result.overlap;
@@ -241,6 +255,7 @@ std::string FormatSummary(const RunResult& result, const RunContext& context) {
   for (const ProviderStats& p : result.kernel_timing)
     out += fmt::format("  {:<28} {:>10} ops {:>16} us\n", p.provider, p.ops, Us(p.total));
   out += "  " + ClocksLine(result) + "\n";
+  if (const std::string fp8 = Fp8AccumulationLine(result); !fp8.empty()) out += "  " + fp8 + "\n";
   out += "  " + OverlapLine(result) + "\n";
   // Kernels whose time rests on a guess from their launch, or on a count whose loop bounds
   // read data a kernel computed on the GPU (which Myriad does not run).
@@ -394,6 +409,12 @@ std::string ReportJson(const RunResult& result, const RunContext& context) {
       Json(result.clocks.sustained ? "sustained" : "boost"),
       fmt::format("{:.0f}", result.clocks.power_limit), fmt::format("{:.4f}", result.clocks.clock),
       Us(result.clocks.added));
+  out += fmt::format(
+      "  \"fp8_accumulation\": {{\"mode\": {}, \"fp8_gemms\": {}, \"promoted\": {}, "
+      "\"added_us\": {}}},\n",
+      Json(result.fp8_accumulation.promotion ? "as-called" : "fast"),
+      result.fp8_accumulation.fp8_gemms, result.fp8_accumulation.promoted,
+      Us(result.fp8_accumulation.added));
   out += fmt::format(
       "  \"overlap\": {{\"model\": {}, \"flat_slowdown\": {}, \"added_us\": {}, "
       "\"slowed_kernels\": {}}},\n",

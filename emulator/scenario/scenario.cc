@@ -239,13 +239,18 @@ class Resolver {
     MYRIAD_RETURN_IF_ERROR(root.Table("timing", &table));
     if (table == nullptr) return Status::Ok();
     Result<TableReader> reader =
-        TableReader::Open(*table, "timing", {"profiles", "clocks", "overlap"});
+        TableReader::Open(*table, "timing", {"profiles", "clocks", "overlap", "fp8_accumulation"});
     if (!reader.ok()) return reader.status();
     Field<std::string> clocks;
     MYRIAD_RETURN_IF_ERROR(reader->String("clocks", &clocks));
     if (clocks.present)
       MYRIAD_RETURN_IF_ERROR(ParseChoice<bool>(clocks, {{"sustained", true}, {"boost", false}},
                                                &scenario_.sustained_clocks));
+    Field<std::string> fp8;
+    MYRIAD_RETURN_IF_ERROR(reader->String("fp8_accumulation", &fp8));
+    if (fp8.present)
+      MYRIAD_RETURN_IF_ERROR(
+          ParseChoice<bool>(fp8, {{"as-called", true}, {"fast", false}}, &scenario_.fp8_promotion));
     Field<std::string> overlap;
     MYRIAD_RETURN_IF_ERROR(reader->String("overlap", &overlap));
     if (overlap.present)

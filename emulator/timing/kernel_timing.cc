@@ -71,6 +71,7 @@ Result<std::unique_ptr<KernelTimer>> KernelTimer::Create(const netmodel::Cluster
       chain->push_back(std::make_unique<timing::LaunchGuessProvider>(at.gpu));
     return Status::Ok();
   };
+  timer->fp8_.promotion = options.fp8_promotion;
   ClockStats& clocks = timer->clocks_;
   clocks.sustained = options.sustained_clocks;
   clocks.clock = options.sustained_clocks ? netmodel::SustainedTensorClock(cluster.gpu) : 1.0;
@@ -96,13 +97,31 @@ Result<std::unique_ptr<KernelTimer>> KernelTimer::Create(const netmodel::Cluster
 SimTime KernelTimer::Time(const Op& op, const NameTable& names) {
   assert(IsTimed(op.kind) && "KernelTimer::Time takes kernel, memcpy and memset ops only");
   if (!IsTimed(op.kind)) return 0;  // NDEBUG builds: nothing to time, nothing counted
-  std::size_t by = chain_.size();   // the fallback's place
+  const bool fp8_gemm = op.gemm.m > 0 && (op.gemm.dtype == DataType::kFloat8e4m3 ||
+                                          op.gemm.dtype == DataType::kFloat8e5m2);
+  if (fp8_gemm && !op.gemm.fast_accumulation && !fp8_.promotion) {
+    Op fast = op;  // --fp8-accumulation fast: every FP8 GEMM as if it asked for it
+    fast.gemm.fast_accumulation = true;
+    return Time(fast, names);
+  }
+  std::size_t by = chain_.size();  // the fallback's place
   SimTime duration = fallback_;
   for (std::size_t i = 0; i < chain_.size(); ++i) {
     if (const std::optional<SimTime> d = chain_[i]->Duration(op, names)) {
       by = i;
       duration = *d;
       break;
+    }
+  }
+  // What promotion added: the same model's time with fast accumulation (the GEMM model
+  // promotes on Hopper only; a measured duration is the GPU's own).
+  if (fp8_gemm && by < chain_.size() && !measured_[by]) {
+    ++fp8_.fp8_gemms;
+    if (!op.gemm.fast_accumulation) {
+      Op fast = op;
+      fast.gemm.fast_accumulation = true;
+      if (const std::optional<SimTime> d = chain_[by]->Duration(fast, names); d && *d < duration)
+        ++fp8_.promoted, fp8_.added += duration - *d;
     }
   }
   // Only work on tensor cores runs slower at the sustained clock; a measured duration is the

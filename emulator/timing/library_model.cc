@@ -101,7 +101,11 @@ GemmEstimate EstimateGemm(const GemmShape& gemm, const netmodel::GpuSpec& gpu) {
     // The candidate with the shortest time wins, as a heuristic that knows the wave count
     // would pick it; ties keep the larger tile.
     double best = -1;
-    const double sm_rate = e.peak * kGemmCeiling / static_cast<double>(sms);
+    const bool promoted =
+        (gemm.dtype == DataType::kFloat8e4m3 || gemm.dtype == DataType::kFloat8e5m2) &&
+        !gemm.fast_accumulation && gpu.compute_capability_major == 9;
+    const double sm_rate = e.peak * kGemmCeiling * (promoted ? kHopperFp8PromotedRate : 1.0) /
+                           static_cast<double>(sms);
     // An SM's share of the streaming bandwidth, for its tiles' output.
     const double sm_stream = stream_bandwidth / static_cast<double>(sms);
     for (const Tile& tile : kTiles) {

@@ -38,6 +38,17 @@ inline constexpr double kGemmFixedSeconds = 4.5e-6;
 // and it picks either; the traces of kernels.md 1.3 (K = 768-1024 products at 520-760
 // TFLOP/s) sit between the two.
 inline constexpr double kGemmEpilogueExposed = 0.5;
+// FP8 on Hopper (compute capability 9.x) without fast accumulation: the tensor cores keep
+// FP8 products' sums to about 14 bits of mantissa, so cuBLASLt (by default) and CUTLASS add
+// each few K steps' partial sums into FP32 registers on the CUDA cores ("promotion";
+// DeepSeek-V3 report, section 3.3.2), and the main loop runs at this fraction of its rate.
+// Set from kernels.md 1.1's two H100 SXM rows (mamf-finder, torch.mm and torch._scaled_mm
+// with its default use_fast_accum=False): FP8 reaches 70.9% of its dense peak where BF16
+// reaches 80.3%, 0.883 of it. Checked by the H200 FP8 row of the same table (73.4%). FP8 with
+// fast accumulation runs as BF16 does (kernels.md 1.3, FBGEMM's row-wise FP8 at 500 W: 0.96-
+// 1.04 of BF16's fraction of peak); Blackwell accumulates in FP32 and needs no promotion (its
+// FP8 rows reach 0.95-0.99 of BF16's fraction).
+inline constexpr double kHopperFp8PromotedRate = 70.9 / 80.3;
 // The H100 streaming fraction the PyTorch kernel families' efficiencies were measured
 // against (GpuSpec::hbm_efficiency of h100-sxm): they scale by the GPU's own over it.
 inline constexpr double kH100HbmEfficiency = 0.9;

@@ -58,6 +58,9 @@ inline constexpr std::uint8_t kHasSharedMem = 1 << 4;
 inline constexpr std::uint8_t kHasGemm = 1 << 5;
 inline constexpr std::uint8_t kHasBytes = 1 << 6;      // a memory-bound kernel's bytes follow
 inline constexpr std::uint8_t kHasAttention = 1 << 7;  // a fused attention's shape follows
+// In a GEMM's data-type byte: its FP8 products are accumulated fast (GemmShape::
+// fast_accumulation); readers before this bit refuse the byte as an unknown type.
+inline constexpr std::uint8_t kGemmFastAccumulation = 1 << 7;
 // The byte after a kernel's attention shape (its dimensions are 1 .. kMaxAttentionDim).
 inline constexpr std::uint8_t kAttentionCausal = 1 << 0;
 inline constexpr std::uint8_t kAttentionBackward = 1 << 1;

@@ -172,7 +172,10 @@ const char* DecodeOp(Cursor& c, const TraceFile& file, Op& op) {
         op.gemm.n = c.NonNegative();
         op.gemm.k = c.NonNegative();
         op.gemm.batch = c.NonNegative();
-        op.gemm.dtype = data_type(true);
+        const std::uint8_t type = c.Byte();
+        op.gemm.fast_accumulation = (type & bt::kGemmFastAccumulation) != 0;
+        op.gemm.dtype = static_cast<DataType>(type & ~bt::kGemmFastAccumulation);
+        if (op.gemm.dtype > DataType::kTfloat32) c.bad = true;
       }
       if ((flags & bt::kHasBytes) != 0) {
         op.bytes = c.Varint();

@@ -106,7 +106,9 @@ class OpEncoder {
           for (std::int64_t v : {g.m, g.n, g.k, g.batch}) {
             PutVarint(out, static_cast<std::uint64_t>(v));
           }
-          out.push_back(static_cast<char>(g.dtype));
+          out.push_back(
+              static_cast<char>(static_cast<std::uint8_t>(g.dtype) |
+                                (g.fast_accumulation ? binary_trace::kGemmFastAccumulation : 0)));
         }
         if ((flags & kHasBytes) != 0) {
           PutVarint(out, op.bytes);

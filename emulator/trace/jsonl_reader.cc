@@ -493,7 +493,7 @@ class JsonlParser {
     if (!v->is_object())
       return kernel.Error("field 'gemm' must be an object {\"m\":..,\"n\":..,\"k\":..}");
     const Fields f(*v, kernel.where(), "kernel: gemm: ");
-    TRACE_RETURN_IF_ERROR(f.OnlyFields({"m", "n", "k", "batch", "dtype"}));
+    TRACE_RETURN_IF_ERROR(f.OnlyFields({"m", "n", "k", "batch", "dtype", "fast_accum"}));
     constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
     TRACE_RETURN_IF_ERROR(f.Int("m", &gemm->m, 1, kMax, true));
     TRACE_RETURN_IF_ERROR(f.Int("n", &gemm->n, 1, kMax, true));
@@ -501,6 +501,7 @@ class JsonlParser {
     TRACE_RETURN_IF_ERROR(f.Int("batch", &gemm->batch, 1, kMax, false));
     if (f.Find("dtype") != nullptr)
       TRACE_RETURN_IF_ERROR(ReadDataType(f, &gemm->dtype, "dtype", true));
+    TRACE_RETURN_IF_ERROR(f.Bool("fast_accum", &gemm->fast_accumulation));
     return Status::Ok();
   }
 

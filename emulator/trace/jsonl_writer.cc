@@ -91,6 +91,7 @@ class LineWriter {
           if (g.batch != 1) out += fmt::format(R"(,"batch":{})", g.batch);
           if (g.dtype != GemmShape{}.dtype)
             out += fmt::format(R"(,"dtype":"{}")", ToString(g.dtype));
+          if (g.fast_accumulation) out += R"(,"fast_accum":true)";
           out += '}';
         }
         if (op.bytes != 0) out += fmt::format(R"(,"bytes":{})", op.bytes);

@@ -526,6 +526,10 @@ void RankSource::Gemm(const char* name, std::int64_t m, std::int64_t n, std::int
   op.name = w_.Name(name);
   op.gemm = {m, n, k, batch,
              fp8 && role == Fp8Role::kBf16 ? DataType::kBfloat16 : w_.spec_.training.precision};
+  // Transformer Engine and torchao accumulate the forward's FP8 products fast and promote the
+  // backward's to FP32 (TE's _2X_ACC_FPROP = False, _2X_ACC_DGRAD = _2X_ACC_WGRAD = True;
+  // torchao's Float8LinearConfig: use_fast_accum for the output GEMM only).
+  op.gemm.fast_accumulation = role == Fp8Role::kForward || role == Fp8Role::kForwardFusedInput;
   const ParallelSpec& par = w_.spec_.parallel;
   const int chunks = par.tp_comm_overlap && par.tp > 1 && RingExchangeGemm(name) ? par.tp : 1;
   for (int c = 0; c < chunks; ++c) {  // the tokens split as evenly as they go

@@ -330,6 +330,7 @@ cublasStatus_t GetSlot(const void* record, Slot slot, void* buf, size_t size,
 struct Problem {
   std::int64_t m = 0, n = 0, k = 0, batch = 1;
   int dtype = kNoDtype;
+  bool fast_accum = false;  // CUBLASLT_MATMUL_DESC_FAST_ACCUM (FP8: no FP32 promotion)
   const char* a_type = nullptr;
   const char* compute = nullptr;
   const char* epilogue = nullptr;
@@ -390,6 +391,7 @@ cublasStatus_t Resolve(cublasLtMatmulDesc_t desc_handle, cublasLtMatrixLayout_t 
     return CUBLAS_STATUS_INVALID_VALUE;
   problem->a_type = a_info.name;
   problem->dtype = a_info.wire;
+  problem->fast_accum = desc.fast_accum != 0;
   if (a.type == CUDA_R_32F) {  // FP32 inputs down-converted to TF32 / FP16 / BF16 tensor cores
     if (desc.compute_type == CUBLAS_COMPUTE_32F_FAST_TF32) problem->dtype = kTf32;
     if (desc.compute_type == CUBLAS_COMPUTE_32F_FAST_16F) problem->dtype = kFloat16;
@@ -690,6 +692,7 @@ MYRIAD_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMat
   op.gemm_k = problem.k;
   op.gemm_batch = problem.batch;
   op.gemm_dtype = static_cast<std::uint8_t>(problem.dtype);
+  op.gemm_fast_accum = problem.fast_accum ? 1 : 0;
   return client->submit(&op, handle->device) == 0 ? CUBLAS_STATUS_SUCCESS
                                                   : CUBLAS_STATUS_EXECUTION_FAILED;
 }

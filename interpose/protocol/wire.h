@@ -270,6 +270,8 @@ struct WireOp {
   std::uint8_t content_param[8] = {};
   std::uint32_t content_id[8] = {};
   std::uint32_t content_offset[8] = {};
+  // GEMM: 1 when its FP8 products are accumulated fast (cuBLASLt's FAST_ACCUM), not promoted
+  std::uint8_t gemm_fast_accum = 0;
 };
 static_assert(std::is_trivially_copyable_v<WireOp>);
 

@@ -358,6 +358,22 @@ TEST_F(CublasLtTest, Fp8MatmulIsTimedAsFp8) {
   EXPECT_EQ(Rec().ops[0].gemm_dtype, kF8e4m3);
   EXPECT_EQ(NameOf(Rec().ops[0]), "cublasLt_matmul_e4m3_f32_default");
   EXPECT_EQ(Rec().ops[0].gemm_k, 64);
+  EXPECT_EQ(Rec().ops[0].gemm_fast_accum, 0);  // cuBLASLt's default: promoted to FP32
+}
+
+// torch._scaled_mm(use_fast_accum=True) sets CUBLASLT_MATMUL_DESC_FAST_ACCUM: the op says so,
+// and the GEMM model times the FP8 main loop without Hopper's promotion.
+TEST_F(CublasLtTest, Fp8FastAccumulationTravelsWithTheOp) {
+  Desc(CUBLAS_OP_T, CUBLAS_OP_N);
+  const std::int8_t fast = 1;
+  ASSERT_EQ(
+      cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast),
+      CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(Matmul(Layout(CUDA_R_8F_E4M3, 64, 32), Layout(CUDA_R_8F_E4M3, 64, 16),
+                   Layout(CUDA_R_16BF, 32, 16)),
+            CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(Rec().ops.size(), 1u);
+  EXPECT_EQ(Rec().ops[0].gemm_fast_accum, 1);
 }
 
 TEST_F(CublasLtTest, MatmulArgumentErrors) {

@@ -43,6 +43,32 @@ TEST(SimulateCommandTest, PrintsAndReportsTheWorkloadFigures) {
   EXPECT_EQ(ReadFile(report + "2"), json);
 }
 
+// FP8 training as Transformer Engine runs it: the forward's GEMMs accumulate fast, the
+// backward's promote to FP32, which Hopper pays for; the summary and report say how much,
+// and --fp8-accumulation fast takes it away.
+TEST(SimulateCommandTest, Fp8PromotionIsShownAndSwitchable) {
+  const std::string scenario =
+      MYRIAD_SOURCE_DIR "/scenarios/validation/megatron-bridge-h100-llama3-8b.toml";
+  const std::string report = ::testing::TempDir() + "myriad_simulate_fp8.json";
+  std::ostringstream out, err;
+  ASSERT_EQ(RunSimulate({scenario, "--report", report}, out, err), 0) << err.str();
+  // Three GEMMs per linear layer, two of them backward.
+  EXPECT_THAT(out.str(), HasSubstr("FP8 accumulation: 4096 of 6144 FP8 GEMMs promote"));
+  EXPECT_THAT(ReadFile(report),
+              HasSubstr("\"fp8_accumulation\": {\"mode\": \"as-called\", \"fp8_gemms\": 6144, "
+                        "\"promoted\": 4096"));
+  std::ostringstream fast_out, fast_err;
+  ASSERT_EQ(RunSimulate({scenario, "--fp8-accumulation", "fast"}, fast_out, fast_err), 0);
+  EXPECT_THAT(fast_out.str(), HasSubstr("6144 FP8 GEMMs all with fast accumulation"));
+  auto step = [](const std::string& text) {
+    return std::stod(text.substr(text.find("iteration time") + 14));
+  };
+  EXPECT_LT(step(fast_out.str()), step(out.str()) * 0.98);
+  std::ostringstream bad_out, bad_err;
+  EXPECT_NE(RunSimulate({scenario, "--fp8-accumulation", "slow"}, bad_out, bad_err), 0);
+  EXPECT_THAT(bad_err.str(), HasSubstr("--fp8-accumulation must be as-called or fast"));
+}
+
 TEST(SimulateCommandTest, ScenarioWithoutWorkloadIsBadInput) {
   std::ostringstream out, err;
   EXPECT_EQ(RunSimulate({MYRIAD_SOURCE_DIR "/scenarios/dgx-h100.toml"}, out, err), kExitBadInput);

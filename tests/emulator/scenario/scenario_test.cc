@@ -211,6 +211,12 @@ gpus_per_node = 8
 gpu_override = { power_limit = "250W" }
 )"),
               HasSubstr("cluster.gpu_override.power_limit: no power model for a100-sxm-80gb"));
+  EXPECT_TRUE(boost.fp8_promotion);
+  EXPECT_FALSE(Load("fast.toml", std::string(kH100Node) + "[timing]\nfp8_accumulation = \"fast\"\n")
+                   .fp8_promotion);
+  EXPECT_THAT(
+      Error("fp8.toml", std::string(kH100Node) + "[timing]\nfp8_accumulation = \"slow\"\n"),
+      HasSubstr("fp8.toml:7:20: timing.fp8_accumulation: must be \"as-called\" or \"fast\""));
   EXPECT_THAT(Error("clocks.toml", std::string(kH100Node) + "[timing]\nclocks = \"turbo\"\n"),
               HasSubstr("clocks.toml:7:10: timing.clocks: must be \"sustained\" or \"boost\""));
 }

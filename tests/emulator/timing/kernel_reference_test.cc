@@ -94,7 +94,8 @@ TEST(KernelReferenceTest, GemmRows) {
     auto gpu = GpuOf(f[1]);
     ASSERT_TRUE(gpu.ok()) << f[0];
     GemmShape shape;
-    shape.dtype = ParseType(f[2]);
+    shape.fast_accumulation = f[2] == "fp8-fast";
+    shape.dtype = ParseType(shape.fast_accumulation ? "fp8" : f[2]);
     shape.m = std::stoll(f[3]);
     shape.n = std::stoll(f[4]);
     shape.k = std::stoll(f[5]);

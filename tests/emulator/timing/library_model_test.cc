@@ -237,11 +237,32 @@ TEST(GemmModel, PeakByDataType) {
   EXPECT_DOUBLE_EQ(GemmPeakFlops(DataType::kInt8, a100), 624 * kTera);
   EXPECT_DOUBLE_EQ(GemmPeakFlops(DataType::kFloat32, h100), 66.9 * kTera);  // CUDA cores
   EXPECT_DOUBLE_EQ(GemmPeakFlops(DataType::kFloat64, a100), 19.5 * kTera / 2);
-  // FP8 at twice the BF16 rate makes a large FP8 GEMM nearly twice as fast (its BF16 output
-  // store weighs a little more against the shorter main loop).
+  // FP8 at twice the BF16 rate makes a large FP8 GEMM with fast accumulation nearly twice as
+  // fast (its BF16 output store weighs a little more against the shorter main loop).
   const GemmEstimate bf16 = EstimateGemm(Gemm(8192, 8192, 8192), h100);
-  const GemmEstimate fp8 = EstimateGemm(Gemm(8192, 8192, 8192, DataType::kFloat8e4m3), h100);
-  EXPECT_NEAR(bf16.seconds / fp8.seconds, 2.0, 0.1);
+  GemmShape fast = Gemm(8192, 8192, 8192, DataType::kFloat8e4m3);
+  fast.fast_accumulation = true;
+  EXPECT_NEAR(bf16.seconds / EstimateGemm(fast, h100).seconds, 2.0, 0.1);
+}
+
+// Hopper promotes FP8 partial sums to FP32 on the CUDA cores unless fast accumulation is
+// asked for: the main loop runs at kHopperFp8PromotedRate of its rate. Blackwell accumulates
+// in FP32 and BF16 never promotes.
+TEST(GemmModel, HopperFp8PromotionSlowsTheMainLoop) {
+  GemmShape promoted = Gemm(8192, 8192, 8192, DataType::kFloat8e4m3);
+  GemmShape fast = promoted;
+  fast.fast_accumulation = true;
+  const netmodel::GpuSpec h100 = Gpu("h100-sxm");
+  const GemmEstimate p = EstimateGemm(promoted, h100);
+  const GemmEstimate f = EstimateGemm(fast, h100);
+  EXPECT_NEAR(p.efficiency / f.efficiency, kHopperFp8PromotedRate, 0.01);
+  EXPECT_GT(p.seconds, f.seconds * 1.1);
+  const netmodel::GpuSpec b200 = Gpu("b200");
+  EXPECT_DOUBLE_EQ(EstimateGemm(promoted, b200).seconds, EstimateGemm(fast, b200).seconds);
+  GemmShape bf16 = Gemm(8192, 8192, 8192);
+  GemmShape bf16_fast = bf16;
+  bf16_fast.fast_accumulation = true;
+  EXPECT_DOUBLE_EQ(EstimateGemm(bf16, h100).seconds, EstimateGemm(bf16_fast, h100).seconds);
 }
 
 TEST(GemmModel, DegenerateShapesCostTheFixedPart) {

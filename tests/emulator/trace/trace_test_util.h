@@ -103,6 +103,7 @@ inline void ExpectSameOp(const Op& a, const NameTable& an, const Op& b, const Na
   EXPECT_EQ(a.gemm.k, b.gemm.k);
   EXPECT_EQ(a.gemm.batch, b.gemm.batch);
   EXPECT_EQ(a.gemm.dtype, b.gemm.dtype);
+  EXPECT_EQ(a.gemm.fast_accumulation, b.gemm.fast_accumulation);
   EXPECT_EQ(a.attention.batch, b.attention.batch);
   EXPECT_EQ(a.attention.heads, b.attention.heads);
   EXPECT_EQ(a.attention.seq_q, b.attention.seq_q);
@@ -179,7 +180,7 @@ class GeneratedWorkload : public Workload {
         op.name = names_.Intern("kernel_" + std::to_string(rank % 5) + "_" + std::to_string(i % 7));
         op.duration = (i % 5 == 0) ? -1 : SimTime{1000} * rank + i;
         if (i % 3 == 0) op.grid = Dim3{static_cast<std::uint32_t>(i + 1), 2, 1};
-        if (i % 11 == 0) op.gemm = GemmShape{i + 1, 64, 128, 1, DataType::kFloat8e5m2};
+        if (i % 11 == 0) op.gemm = GemmShape{i + 1, 64, 128, 1, DataType::kFloat8e5m2, i % 2 == 0};
         break;
       case 3:
         op.kind = OpKind::kCollective;

@@ -152,7 +152,8 @@ struct RunResult {
   // Counted from their code with loops over data no copy gave Myriad, largest first.
   std::vector<GuessedKernel> assumed_kernels;
   std::vector<FamilyStats> kernel_families;  // kernel time by family and model, largest first
-  ClockStats clocks;     // the tensor-core clock under the power limit, and what it added
+  ClockStats clocks;  // the tensor-core clock under the power limit, and what it added
+  Fp8AccumulationStats fp8_accumulation;  // FP8 GEMMs' FP32 promotion, and what it added
   OverlapStats overlap;  // what communication in flight beside kernels added to them
   std::vector<ImplausibleKernel> implausible_kernels;  // durations past a physical bound
   std::vector<CollectiveStats> collectives;            // by communicator, op, size

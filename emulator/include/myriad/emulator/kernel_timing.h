@@ -82,6 +82,10 @@ struct KernelTimingOptions {
   // Tensor-core work at the clock a sustained load holds under the GPU's power limit
   // (netmodel/power.h), or at the rates' (short-benchmark) clock.
   bool sustained_clocks = true;
+  // FP8 GEMMs accumulated as the program asked (cuBLASLt's default promotes partial sums to
+  // FP32 on Hopper, which slows the main loop: docs/kernel-timing.md, "FP8 accumulation on
+  // Hopper"), or all with fast accumulation (false).
+  bool fp8_promotion = true;
 };
 
 // What the power limit cost: tensor-core kernels ran at `clock` of the rates' clock under a
@@ -90,6 +94,16 @@ struct ClockStats {
   bool sustained = false;  // the timing options' sustained_clocks
   double power_limit = 0;  // watts; 0: the GPU has no power model
   double clock = 1;
+  SimTime added = 0;
+};
+
+// What FP8 accumulation cost: `promoted` FP8 GEMMs on a GPU that promotes (Hopper) took
+// `added` longer in all than with fast accumulation; `promotion`: the timing options'
+// fp8_promotion.
+struct Fp8AccumulationStats {
+  bool promotion = true;
+  std::uint64_t fp8_gemms = 0;  // FP8 GEMMs timed by a model
+  std::uint64_t promoted = 0;
   SimTime added = 0;
 };
 
@@ -115,6 +129,8 @@ class KernelTimer {
   std::vector<FamilyStats> Families() const;
   // The clock tensor-core kernels ran at, and what it added to their time.
   const ClockStats& clocks() const { return clocks_; }
+  // The FP8 GEMMs whose partial sums were promoted to FP32, and what that added.
+  const Fp8AccumulationStats& fp8_accumulation() const { return fp8_; }
   // Kernels past a physical bound (by name): more bytes than the GPU holds, or, given a step
   // time (> 0), one launch longer than it.
   std::vector<ImplausibleKernel> Implausible(const NameTable& names, SimTime step) const;
@@ -132,6 +148,7 @@ class KernelTimer {
   // tensor-core kernel would have taken there (empty otherwise).
   std::vector<std::unique_ptr<DurationProvider>> boost_chain_;
   ClockStats clocks_;
+  Fp8AccumulationStats fp8_;
   std::vector<ProviderStats> stats_;
   std::vector<bool> measured_;  // by chain place: DurationProvider::measured()
   SimTime fallback_ = 0;

@@ -105,6 +105,11 @@ struct GemmShape {
   std::int64_t m = 0, n = 0, k = 0;
   std::int64_t batch = 1;
   DataType dtype = DataType::kBfloat16;
+  // FP8 only: the products summed in the tensor cores' own accumulator (cuBLASLt's
+  // CUBLASLT_MATMUL_DESC_FAST_ACCUM, torch._scaled_mm's use_fast_accum), not promoted to FP32
+  // registers every few K steps, which is cuBLASLt's default (docs/kernel-timing.md, "FP8
+  // accumulation on Hopper").
+  bool fast_accumulation = false;
 };
 
 // What the attention model needs to time a fused (flash-attention style) attention kernel

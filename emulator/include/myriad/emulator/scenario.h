@@ -64,6 +64,8 @@ struct Scenario {
   // [timing] clocks: tensor-core kernels at the clock a sustained load holds under the GPU's
   // power limit ("sustained", the default), or at the short-benchmark clock ("boost").
   bool sustained_clocks = true;
+  // [timing] fp8_accumulation: "as-called" (true) or "fast" (KernelTimingOptions::fp8_promotion)
+  bool fp8_promotion = true;
   // [timing] overlap: communication in flight takes SMs and HBM bandwidth from the kernels
   // beside it ("shared", the default), or nothing ("off"); docs/engine.md.
   bool overlap_shared = true;
