@@ -675,7 +675,7 @@ class Resolver {
         table ? *table : empty, "workload.training",
         {"micro_batch", "global_batch", "precision", "recompute", "overlap_grad_reduce",
          "overlap_param_gather", "iterations", "attention", "grad_reduce_dtype", "attention_flops",
-         "overlap_p2p_comm", "kernels", "fp8_param_gather"});
+         "overlap_p2p_comm", "kernels", "fp8_param_gather", "fp8_scaling"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     Field<int> micro_batch, global_batch, iterations;
@@ -713,6 +713,14 @@ class Resolver {
                       &training->kernels));
     Record("workload.training.kernels",
            kernels.present ? Override(kernels.pos) : "default: Megatron's fused kernels");
+    Field<std::string> scaling;
+    MYRIAD_RETURN_IF_ERROR(r.String("fp8_scaling", &scaling));
+    if (scaling.present)
+      MYRIAD_RETURN_IF_ERROR(ParseChoice(
+          scaling, {{"delayed", Fp8Scaling::kDelayed}, {"current", Fp8Scaling::kCurrent}},
+          &training->fp8_scaling));
+    Record("workload.training.fp8_scaling",
+           scaling.present ? Override(scaling.pos) : "default: Transformer Engine's");
     Field<std::string> attention;
     MYRIAD_RETURN_IF_ERROR(r.String("attention", &attention));
     if (attention.present) {

@@ -491,6 +491,20 @@ Fp8Role RoleOf(std::string_view name) {
   return Fp8Role::kForward;
 }
 
+// Current scaling (Fp8Scaling::kCurrent) needs a tensor's amax before its cast: a pass that
+// reads it (TE's nvte_compute_amax, then the cast), except where the kernel before writes the
+// BF16 tensor and its amax together (TE's FUSED_NORM_AMAX_FP8 norm and its activations with
+// current scaling), which then is cast on its own instead of in that kernel. With sequence
+// parallelism the column-parallel layers' inputs are cast before their gather, on one rank's
+// share of the tokens, and their amax is reduced over the tensor-parallel group so that every
+// rank casts with the same scale (TE's amax reduction group: column-parallel and
+// sequence-parallel).
+constexpr double kFp8AmaxBytesPerElement = 2;  // bf16 in
+
+bool ColumnParallelInput(std::string_view name) {
+  return name == "gemm_qkv" || name == "gemm_mlp_up" || name == "gemm_shared_expert_up";
+}
+
 constexpr double kFp8CastBytesPerElement = 2 + 1 + 1;   // bf16 in, fp8 and its transpose out
 constexpr double kFp8TransposeBytesPerElement = 1 + 1;  // fp8 in, its transpose out
 
@@ -513,8 +527,19 @@ void RankSource::Gemm(const char* name, std::int64_t m, std::int64_t n, std::int
   const bool fp8 = w_.spec_.training.precision == DataType::kFloat8e4m3;
   const Fp8Role role = fp8 ? RoleOf(name) : Fp8Role::kBf16;
   const double elements = static_cast<double>(m) * static_cast<double>(k) * batch;
-  if (role == Fp8Role::kForward || role == Fp8Role::kDgrad)
+  const ParallelSpec& par = w_.spec_.parallel;
+  const bool current = fp8 && w_.spec_.training.fp8_scaling == Fp8Scaling::kCurrent;
+  if (current && role == Fp8Role::kForwardFusedInput) {
+    const bool gathered = par.tp > 1 && par.sequence_parallel && ColumnParallelInput(name);
+    Streaming("fp8_cast_transpose", elements / (gathered ? par.tp : 1) * kFp8CastBytesPerElement);
+    if (gathered)
+      Collective(kComputeStream, tp_comm_, netmodel::CollectiveOp::kAllReduce, 1,
+                 DataType::kFloat32);
+  }
+  if (role == Fp8Role::kForward || role == Fp8Role::kDgrad) {
+    if (current) Streaming("fp8_amax_reduce", elements * kFp8AmaxBytesPerElement);
     Streaming("fp8_cast_transpose", elements * kFp8CastBytesPerElement);
+  }
   if ((role == Fp8Role::kForward || role == Fp8Role::kForwardFusedInput) && first_micro_batch_)
     Streaming("fp8_cast_transpose_weight",
               static_cast<double>(n) * static_cast<double>(k) * batch *
@@ -530,7 +555,6 @@ void RankSource::Gemm(const char* name, std::int64_t m, std::int64_t n, std::int
   // backward's to FP32 (TE's _2X_ACC_FPROP = False, _2X_ACC_DGRAD = _2X_ACC_WGRAD = True;
   // torchao's Float8LinearConfig: use_fast_accum for the output GEMM only).
   op.gemm.fast_accumulation = role == Fp8Role::kForward || role == Fp8Role::kForwardFusedInput;
-  const ParallelSpec& par = w_.spec_.parallel;
   const int chunks = par.tp_comm_overlap && par.tp > 1 && RingExchangeGemm(name) ? par.tp : 1;
   for (int c = 0; c < chunks; ++c) {  // the tokens split as evenly as they go
     op.gemm.m = m / chunks + (c < m % chunks ? 1 : 0);

@@ -291,6 +291,8 @@ Status WorkloadSpec::Validate(int world_size) const {
         "parallel.fsdp already shards the optimizer state; drop parallel.distributed_optimizer");
   if (training.fp8_param_gather && training.precision != DataType::kFloat8e4m3)
     return invalid("training.fp8_param_gather needs training.precision = \"fp8\"");
+  if (training.fp8_scaling == Fp8Scaling::kCurrent && training.precision != DataType::kFloat8e4m3)
+    return invalid("training.fp8_scaling = \"current\" needs training.precision = \"fp8\"");
   if (training.overlap_param_gather && !parallel.fsdp && !parallel.distributed_optimizer)
     return invalid(
         "training.overlap_param_gather needs parallel.distributed_optimizer or parallel.fsdp "

@@ -431,6 +431,58 @@ TEST(SyntheticWorkloadTest, Fp8TrainingQuantizesTheLinearLayers) {
   EXPECT_GT(t8, t16 / 2);
 }
 
+// Current scaling (Transformer Engine's FP8-CS, torchao's dynamic float8): each cast needs its
+// tensor's amax first, a pass of its own where no kernel before wrote it; the norm and
+// activation outputs are cast on their own (their kernel finds the amax, but cannot cast with
+// it), the column-parallel inputs on one rank's share of the sequence, and with their amax
+// reduced over the tensor-parallel group. The forward's FP8 GEMMs accumulate fast, the
+// backward's promote to FP32.
+TEST(SyntheticWorkloadTest, Fp8CurrentScalingFindsEachAmaxBeforeItsCast) {
+  auto count = [](const char* scaling) {
+    Scenario s = Load(
+        std::string("fp8_") + scaling + ".toml", 1, "tp = 2\npp = 1\nsequence_parallel = true",
+        std::string("global_batch = 16\nprecision = \"fp8\"\nfp8_scaling = \"") + scaling + "\"");
+    auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);
+    EXPECT_TRUE(w.ok());
+    std::map<std::string, int> kernels;
+    std::map<std::string, bool> fast;
+    int amax_reductions = 0;
+    auto source = (*w)->OpenRank(0);
+    Op op;
+    while (*(*source)->Next(op)) {
+      if (op.kind == OpKind::kCollective && op.count == 1 && op.dtype == DataType::kFloat32)
+        ++amax_reductions;
+      if (op.kind != OpKind::kKernel) continue;
+      const std::string name((*w)->names().Name(op.name));
+      ++kernels[name];
+      if (op.gemm.m > 0) fast[name] = op.gemm.fast_accumulation;
+    }
+    kernels["amax reductions"] = amax_reductions;
+    kernels["layers x micro-batches"] = s.workload->model.layers * (16 / 4);
+    kernels["qkv fast"] = fast.at("gemm_qkv");
+    kernels["qkv dgrad fast"] = fast.at("gemm_qkv_dgrad");
+    kernels["mlp down wgrad fast"] = fast.at("gemm_mlp_down_wgrad");
+    return kernels;
+  };
+  std::map<std::string, int> delayed = count("delayed"), current = count("current");
+  const int n = current["layers x micro-batches"];
+  EXPECT_EQ(delayed["fp8_amax_reduce"], 0);
+  EXPECT_EQ(delayed["amax reductions"], 0);
+  EXPECT_EQ(delayed["fp8_cast_transpose"], n * (1 + 4));
+  // The attention-out input and four output gradients: an amax pass, then the cast; the QKV,
+  // MLP-up and MLP-down inputs: a cast of their own; QKV's and MLP-up's amax reduced over TP.
+  EXPECT_EQ(current["fp8_amax_reduce"], n * (1 + 4));
+  EXPECT_EQ(current["fp8_cast_transpose"], n * (1 + 4 + 3));
+  EXPECT_EQ(current["amax reductions"], n * 2);
+  EXPECT_EQ(current["qkv fast"], 1);
+  EXPECT_EQ(current["qkv dgrad fast"], 0);
+  EXPECT_EQ(current["mlp down wgrad fast"], 0);
+  WorkloadSpec bad = *Load("bad_scaling.toml", 1, "tp = 2\npp = 1", "global_batch = 16").workload;
+  bad.training.fp8_scaling = Fp8Scaling::kCurrent;
+  EXPECT_EQ(bad.Validate(8).message(),
+            "training.fp8_scaling = \"current\" needs training.precision = \"fp8\"");
+}
+
 // The engine's peak memory on the first stage is the planned split: weights, gradients and
 // optimizer state plus min(pp, m) micro-batches of activations.
 TEST(SyntheticWorkloadTest, PeakMemoryMatchesThePlannedSplit) {

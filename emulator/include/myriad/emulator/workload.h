@@ -26,6 +26,11 @@ enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
 // Megatron with Transformer Engine (kFused), or one PyTorch kernel per op, as eager PyTorch
 // runs torchtitan's model (kEager; docs/workloads.md, "Eager kernels").
 enum class LayerKernels { kFused, kEager };
+// How FP8 training scales its tensors: from past iterations' amaxes (Transformer Engine's
+// DelayedScaling, its default), or from each tensor's own amax, found in a pass before its
+// cast (TE's Float8CurrentScaling, Megatron-Bridge's FP8-CS recipes; torchao's dynamic
+// tensorwise float8, torchtitan's). docs/workloads.md, "FP8 training".
+enum class Fp8Scaling { kDelayed, kCurrent };
 
 struct ModelSpec {
   std::string preset;  // the preset it came from, or "" when written out
@@ -135,6 +140,7 @@ struct TrainingSpec {
   // FP8 (1 B a parameter), the layers keep no BF16 copy beside the FP8 one and its transpose,
   // and the per-iteration weight cast only transposes. Needs precision = fp8.
   bool fp8_param_gather = false;
+  Fp8Scaling fp8_scaling = Fp8Scaling::kDelayed;  // needs precision = fp8 to be kCurrent
   // Fused (FlashAttention-style) attention, or the unfused kind that materialises the
   // sequence x sequence scores (QK^T GEMM, softmax and dropout over them, AV GEMM), as
   // Megatron-LM ran before FlashAttention (2022).
