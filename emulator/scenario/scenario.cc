@@ -618,7 +618,7 @@ class Resolver {
         TableReader::Open(table ? *table : empty, "workload.parallel",
                           {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "first_stage_layers",
                            "last_stage_layers", "sequence_parallel", "distributed_optimizer",
-                           "shard_gradients", "fsdp", "order", "tp_comm_overlap"});
+                           "shard_gradients", "fsdp", "order", "tp_comm_overlap", "fsdp_layout"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     Field<int> tp, pp, dp;
@@ -656,6 +656,13 @@ class Resolver {
     Field<bool> fsdp;
     MYRIAD_RETURN_IF_ERROR(r.Boolean("fsdp", &fsdp));
     Apply(fsdp, &parallel->fsdp, "workload.parallel.fsdp", "default");
+    Field<std::string> layout;
+    MYRIAD_RETURN_IF_ERROR(r.String("fsdp_layout", &layout));
+    if (layout.present)
+      MYRIAD_RETURN_IF_ERROR(ParseChoice<bool>(layout, {{"flat", false}, {"per-parameter", true}},
+                                               &parallel->fsdp_per_parameter));
+    Record("workload.parallel.fsdp_layout",
+           layout.present ? Override(layout.pos) : "default: flat (FSDP1, Megatron-FSDP)");
     Apply(sequence_parallel, &parallel->sequence_parallel, "workload.parallel.sequence_parallel",
           "default");
     Apply(distributed_optimizer, &parallel->distributed_optimizer,

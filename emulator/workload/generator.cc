@@ -202,7 +202,7 @@ class RankSource : public OpSource {
   void MoeMlp(bool forward);
   void Gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k,
             std::int64_t batch = 1);
-  void Streaming(const char* name, double bytes);
+  void Streaming(const char* name, double bytes, std::int32_t stream = kComputeStream);
   void Eager(workload::EagerKernel kernel, double bytes);
   void Norm(bool forward, double act_bytes);
   void Residual(bool forward, double act_bytes);
@@ -605,10 +605,10 @@ void RankSource::ForkedTpCollective(netmodel::CollectiveOp coll) {
   RecordEvent(kTpCommStream, kTpJoinEvent);
 }
 
-void RankSource::Streaming(const char* name, double bytes) {
+void RankSource::Streaming(const char* name, double bytes, std::int32_t stream) {
   Op op;
   op.kind = OpKind::kKernel;
-  op.stream = kComputeStream;
+  op.stream = stream;
   op.name = w_.Name(name);
   op.bytes = static_cast<std::uint64_t>(bytes);
   buffer_.push_back(op);
@@ -813,6 +813,11 @@ void RankSource::DataParallelCollective(std::int32_t stream, netmodel::Collectiv
 // distributed optimizer or FSDP.
 void RankSource::GradientReduce(std::int32_t stream, double dense, double experts) {
   const ParallelSpec& par = w_.spec_.parallel;
+  // FSDP2 copies the gradients into the reduce-scatter's input, rank by rank, in the reduce
+  // type (torch._chunk_cat in foreach_reduce, on its reduce-scatter stream).
+  if (fsdp_ && par.fsdp_per_parameter)
+    Streaming("fsdp_grad_chunk_cat",
+              (dense + experts) * (2 + SizeOf(w_.spec_.training.grad_reduce_dtype)), stream);
   DataParallelCollective(stream,
                          par.distributed_optimizer || par.fsdp
                              ? netmodel::CollectiveOp::kReduceScatter
@@ -844,14 +849,24 @@ void RankSource::ParamGather(const Unit& unit, bool first_visit) {
   const bool overlap = w_.spec_.training.overlap_param_gather;
   const bool gather = fsdp_ || (zero1_ && overlap && first_visit);
   const std::int32_t stream = overlap ? kGatherStream : kComputeStream;
+  // FSDP2 (per-parameter sharding) casts the FP32 shards into the all-gather's BF16 input
+  // (foreach_all_gather's copy-in, on its gather stream) and copies the gathered rows out to
+  // each parameter (split_with_sizes_copy, on the compute stream once the gather is done).
+  const bool copies = fsdp_ && w_.spec_.parallel.fsdp_per_parameter;
   if (gather) {
     if (overlap) WaitEvent(kGatherStream, kUnitStartedEvent);
+    if (copies)
+      Streaming("fsdp_all_gather_copy_in",
+                (unit.dense_params / dense_shards_ + unit.expert_params / expert_shards_) * (4 + 2),
+                stream);
     GatherWeights(stream, unit.dense_params, unit.expert_params,
                   unit.kind == Unit::kLayer ? unit.dense_params : 0.0);
     if (overlap) {
       RecordEvent(kGatherStream, kGatheredEvent);
       WaitEvent(kComputeStream, kGatheredEvent);
     }
+    if (copies)
+      Streaming("fsdp_all_gather_copy_out", (unit.dense_params + unit.expert_params) * (2 + 2));
   }
   if (overlap) RecordEvent(kComputeStream, kUnitStartedEvent);
 }

@@ -286,6 +286,8 @@ Status WorkloadSpec::Validate(int world_size) const {
   }
   if (parallel.shard_gradients && !parallel.distributed_optimizer)
     return invalid("parallel.shard_gradients (ZeRO-2) needs parallel.distributed_optimizer = true");
+  if (parallel.fsdp_per_parameter && !parallel.fsdp)
+    return invalid("parallel.fsdp_layout = \"per-parameter\" needs parallel.fsdp = true");
   if (parallel.fsdp && parallel.distributed_optimizer)
     return invalid(
         "parallel.fsdp already shards the optimizer state; drop parallel.distributed_optimizer");

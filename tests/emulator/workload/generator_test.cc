@@ -146,6 +146,45 @@ TEST(SyntheticWorkloadTest, EagerKernelsAreTheOpsEagerPyTorchLaunchesPerLayer) {
   EXPECT_EQ((*f)->names().Find(workload::EagerKernelName(EagerKernel::kAdd)), 0u);
 }
 
+// FSDP2 (per-parameter sharding) copies around its collectives: each gather's input cast in
+// from the FP32 shard (6 B a shard parameter), its output copied out to the parameters (4 B a
+// parameter), each reduce-scatter's input copied in from the gradients in the reduce type (2
+// + 4 B a parameter); the flat layout gathers and reduces in place.
+TEST(SyntheticWorkloadTest, PerParameterFsdpCopiesAroundItsCollectives) {
+  auto copies = [](const char* layout) {
+    Scenario s =
+        Load(std::string("fsdp_") + layout + ".toml", 1,
+             std::string("fsdp = true\nfsdp_layout = \"") + layout + "\"", "global_batch = 8");
+    auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);
+    EXPECT_TRUE(w.ok());
+    std::map<std::string, double> bytes;
+    double gathered = 0, reduced = 0;
+    auto source = (*w)->OpenRank(0);
+    Op op;
+    while (*(*source)->Next(op)) {
+      if (op.kind == OpKind::kCollective) {
+        if (op.coll == netmodel::CollectiveOp::kAllGather) gathered += 8.0 * op.count;
+        if (op.coll == netmodel::CollectiveOp::kReduceScatter) reduced += 8.0 * op.count;
+      }
+      if (op.kind == OpKind::kKernel)
+        bytes[std::string((*w)->names().Name(op.name))] += static_cast<double>(op.bytes);
+    }
+    bytes["gathered"] = gathered;  // parameters, summed over gathers
+    bytes["reduced"] = reduced;
+    return bytes;
+  };
+  std::map<std::string, double> flat = copies("flat"), per = copies("per-parameter");
+  EXPECT_EQ(flat["fsdp_all_gather_copy_out"], 0);
+  EXPECT_EQ(flat["fsdp_grad_chunk_cat"], 0);
+  EXPECT_NEAR(per["fsdp_all_gather_copy_out"], 4 * per["gathered"], 64);
+  EXPECT_NEAR(per["fsdp_all_gather_copy_in"], 6 * per["gathered"] / 8, 64);
+  EXPECT_NEAR(per["fsdp_grad_chunk_cat"], (2 + 4) * per["reduced"], 64);
+  WorkloadSpec bad = *Load("bad_layout.toml", 1, "tp = 2\npp = 1", "global_batch = 16").workload;
+  bad.parallel.fsdp_per_parameter = true;
+  EXPECT_EQ(bad.Validate(8).message(),
+            "parallel.fsdp_layout = \"per-parameter\" needs parallel.fsdp = true");
+}
+
 // Op-level selective checkpointing keeps, per token and layer, the layer's input and the
 // down projection's output (h each), the QKV output, attention's output and the gate
 // projection's output, all BF16: here (512 + 512 + 768 + 512 + 1536) x 2 B.

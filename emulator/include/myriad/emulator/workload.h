@@ -110,6 +110,12 @@ struct ParallelSpec {
   // group; each layer's weights all-gathered before its forward and again before its
   // backward, its gradients reduce-scattered after every micro-batch's backward.
   bool fsdp = false;
+  // FSDP's sharding is per parameter (PyTorch's FSDP2, torchtitan's): each all-gather's input
+  // is copied in from the parameters' shards and its output copied out to the parameters, and
+  // each reduce-scatter's input copied in from the gradients (cast to the reduce type), where
+  // a flat layout (FSDP1's FlatParameter, Megatron-FSDP's buffers) gathers and reduces in
+  // place. Needs fsdp.
+  bool fsdp_per_parameter = false;
   // How ranks (and GPUs) are numbered: the axes, fastest-varying first. Megatron's default
   // puts TP fastest so that a TP group shares a node's NVLink.
   AxisOrder order = kMegatronOrder;
