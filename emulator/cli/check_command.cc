@@ -178,7 +178,7 @@ void Describe(const emulator::Scenario& s, Report& r) {
            "no power model for this GPU (docs/kernel-timing.md)");
   }
   if (gpu.fp8_flops > 0) {
-    const bool promotes = gpu.compute_capability_major == 9;
+    const bool promotes = emulator::timing::PromotesFp8Sums(gpu);
     r.Line("FP8 accumulation",
            !promotes ? "FP32 in the tensor cores: no promotion"
            : s.fp8_promotion

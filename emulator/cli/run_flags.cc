@@ -75,6 +75,13 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
       *into = *v;
     return true;
   };
+  // A flag that takes one of two words: true for the first; nothing (and the error) otherwise.
+  auto either = [&](const char* first, const char* second) -> std::optional<bool> {
+    auto v = value();
+    if (v && (*v == first || *v == second)) return *v == first;
+    error = a + " must be " + first + " or " + second + (v ? ", got '" + *v + "'" : std::string());
+    return std::nullopt;
+  };
   double x = 0;
   emulator::EngineOptions& o = flags.engine;
   if (a == "--report") return file(&flags.report_path);
@@ -125,12 +132,9 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
     return true;
   }
   if (a == "--overlap") {
-    auto v = value();
-    if (v && (*v == "shared" || *v == "off")) {
-      o.overlap = *v == "shared" ? emulator::OverlapModel::kShared : emulator::OverlapModel::kOff;
+    if (const std::optional<bool> shared = either("shared", "off")) {
+      o.overlap = *shared ? emulator::OverlapModel::kShared : emulator::OverlapModel::kOff;
       flags.overlap_given = true;
-    } else {
-      error = "--overlap must be shared or off" + (v ? ", got '" + *v + "'" : std::string());
     }
     return true;
   }
@@ -155,23 +159,16 @@ bool ParseRunFlag(const std::vector<std::string>& args, std::size_t& i, RunFlags
     return true;
   }
   if (a == "--clocks") {
-    auto v = value();
-    if (v && (*v == "sustained" || *v == "boost")) {
-      o.timing.sustained_clocks = *v == "sustained";
+    if (const std::optional<bool> sustained = either("sustained", "boost")) {
+      o.timing.sustained_clocks = *sustained;
       flags.clocks_given = true;
-    } else {
-      error = "--clocks must be sustained or boost" + (v ? ", got '" + *v + "'" : std::string());
     }
     return true;
   }
   if (a == "--fp8-accumulation") {
-    auto v = value();
-    if (v && (*v == "as-called" || *v == "fast")) {
-      o.timing.fp8_promotion = *v == "as-called";
+    if (const std::optional<bool> as_called = either("as-called", "fast")) {
+      o.timing.fp8_promotion = *as_called;
       flags.fp8_given = true;
-    } else {
-      error = "--fp8-accumulation must be as-called or fast" +
-              (v ? ", got '" + *v + "'" : std::string());
     }
     return true;
   }

@@ -91,14 +91,14 @@ Result<std::unique_ptr<KernelTimer>> KernelTimer::Create(const netmodel::Cluster
   for (auto& family : timer->families_)
     for (ProviderStats& p : family) p.ops = 0, p.total = 0;
   timer->hbm_bytes_ = static_cast<std::uint64_t>(cluster.gpu.hbm_bytes);
+  timer->gpu_promotes_fp8_ = timing::PromotesFp8Sums(cluster.gpu);
   return timer;
 }
 
 SimTime KernelTimer::Time(const Op& op, const NameTable& names) {
   assert(IsTimed(op.kind) && "KernelTimer::Time takes kernel, memcpy and memset ops only");
   if (!IsTimed(op.kind)) return 0;  // NDEBUG builds: nothing to time, nothing counted
-  const bool fp8_gemm = op.gemm.m > 0 && (op.gemm.dtype == DataType::kFloat8e4m3 ||
-                                          op.gemm.dtype == DataType::kFloat8e5m2);
+  const bool fp8_gemm = op.gemm.m > 0 && timing::IsFp8(op.gemm.dtype);
   if (fp8_gemm && !op.gemm.fast_accumulation && !fp8_.promotion) {
     Op fast = op;  // --fp8-accumulation fast: every FP8 GEMM as if it asked for it
     fast.gemm.fast_accumulation = true;
@@ -113,11 +113,11 @@ SimTime KernelTimer::Time(const Op& op, const NameTable& names) {
       break;
     }
   }
-  // What promotion added: the same model's time with fast accumulation (the GEMM model
-  // promotes on Hopper only; a measured duration is the GPU's own).
+  // What promotion added: the same model's time with fast accumulation, on a GPU that
+  // promotes (a measured duration is the GPU's own).
   if (fp8_gemm && by < chain_.size() && !measured_[by]) {
     ++fp8_.fp8_gemms;
-    if (!op.gemm.fast_accumulation) {
+    if (!op.gemm.fast_accumulation && gpu_promotes_fp8_) {
       Op fast = op;
       fast.gemm.fast_accumulation = true;
       if (const std::optional<SimTime> d = chain_[by]->Duration(fast, names); d && *d < duration)

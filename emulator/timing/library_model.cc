@@ -101,10 +101,8 @@ GemmEstimate EstimateGemm(const GemmShape& gemm, const netmodel::GpuSpec& gpu) {
     // The candidate with the shortest time wins, as a heuristic that knows the wave count
     // would pick it; ties keep the larger tile.
     double best = -1;
-    const bool promoted =
-        (gemm.dtype == DataType::kFloat8e4m3 || gemm.dtype == DataType::kFloat8e5m2) &&
-        !gemm.fast_accumulation && gpu.compute_capability_major == 9;
-    const double sm_rate = e.peak * kGemmCeiling * (promoted ? kHopperFp8PromotedRate : 1.0) /
+    const double sm_rate = e.peak * kGemmCeiling *
+                           (PromotesFp8Sums(gemm, gpu) ? kHopperFp8PromotedRate : 1.0) /
                            static_cast<double>(sms);
     // An SM's share of the streaming bandwidth, for its tiles' output.
     const double sm_stream = stream_bandwidth / static_cast<double>(sms);
@@ -257,8 +255,7 @@ AttentionEstimate EstimateAttention(const AttentionShape& a, const netmodel::Gpu
   // An FP8 backward runs no faster than a BF16 one (kernels.md 2.4: cuDNN's FP8 backward
   // reaches 370-674 TFLOP/s on H200 against 541-612 for BF16): its products are timed at the
   // BF16 rate.
-  const bool fp8 = a.dtype == DataType::kFloat8e4m3 || a.dtype == DataType::kFloat8e5m2;
-  e.peak = GemmPeakFlops(a.backward && fp8 ? DataType::kBfloat16 : a.dtype, gpu);
+  e.peak = GemmPeakFlops(a.backward && IsFp8(a.dtype) ? DataType::kBfloat16 : a.dtype, gpu);
   // The implementation's tensor-core efficiency; FlashAttention-2's Ampere instructions
   // (mma.sync) do not reach Hopper's wgmma rate.
   e.ceiling = a.backward ? t.ceiling_backward : t.ceiling_forward;

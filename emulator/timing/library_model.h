@@ -49,6 +49,16 @@ inline constexpr double kGemmEpilogueExposed = 0.5;
 // 1.04 of BF16's fraction of peak); Blackwell accumulates in FP32 and needs no promotion (its
 // FP8 rows reach 0.95-0.99 of BF16's fraction).
 inline constexpr double kHopperFp8PromotedRate = 70.9 / 80.3;
+
+inline bool IsFp8(DataType t) { return t == DataType::kFloat8e4m3 || t == DataType::kFloat8e5m2; }
+// Whether `gpu` promotes FP8 partial sums to FP32 unless asked for fast accumulation (Hopper).
+inline bool PromotesFp8Sums(const netmodel::GpuSpec& gpu) {
+  return gpu.compute_capability_major == 9;
+}
+// Whether `gemm`'s main loop runs at kHopperFp8PromotedRate on `gpu`.
+inline bool PromotesFp8Sums(const GemmShape& gemm, const netmodel::GpuSpec& gpu) {
+  return IsFp8(gemm.dtype) && !gemm.fast_accumulation && PromotesFp8Sums(gpu);
+}
 // The H100 streaming fraction the PyTorch kernel families' efficiencies were measured
 // against (GpuSpec::hbm_efficiency of h100-sxm): they scale by the GPU's own over it.
 inline constexpr double kH100HbmEfficiency = 0.9;

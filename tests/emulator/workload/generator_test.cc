@@ -157,20 +157,10 @@ TEST(SyntheticWorkloadTest, PerParameterFsdpCopiesAroundItsCollectives) {
              std::string("fsdp = true\nfsdp_layout = \"") + layout + "\"", "global_batch = 8");
     auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);
     EXPECT_TRUE(w.ok());
-    std::map<std::string, double> bytes;
-    double gathered = 0, reduced = 0;
-    auto source = (*w)->OpenRank(0);
-    Op op;
-    while (*(*source)->Next(op)) {
-      if (op.kind == OpKind::kCollective) {
-        if (op.coll == netmodel::CollectiveOp::kAllGather) gathered += 8.0 * op.count;
-        if (op.coll == netmodel::CollectiveOp::kReduceScatter) reduced += 8.0 * op.count;
-      }
-      if (op.kind == OpKind::kKernel)
-        bytes[std::string((*w)->names().Name(op.name))] += static_cast<double>(op.bytes);
-    }
-    bytes["gathered"] = gathered;  // parameters, summed over gathers
-    bytes["reduced"] = reduced;
+    Tally t = Count(**w, 0);
+    std::map<std::string, double> bytes = t.kernel_bytes;
+    bytes["gathered"] = 8.0 * t.counts["dp allgather"];  // parameters, summed over gathers
+    bytes["reduced"] = 8.0 * t.counts["dp reducescatter"];
     return bytes;
   };
   std::map<std::string, double> flat = copies("flat"), per = copies("per-parameter");

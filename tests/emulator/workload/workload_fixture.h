@@ -51,6 +51,8 @@ struct Tally {
   // "ep alltoall" (communicator kind and collective) or "cp send": calls and elements.
   std::map<std::string, int> calls;
   std::map<std::string, double> counts;
+  std::map<std::string, int> kernels;          // launches by kernel name
+  std::map<std::string, double> kernel_bytes;  // a memory-bound kernel's bytes, by name
   std::uint64_t ops = 0;
 };
 
@@ -66,6 +68,11 @@ inline Tally Count(Workload& w, int rank) {
     ++t.ops;
     ++t.by_kind[std::string(ToString(op.kind))];
     if (op.kind == OpKind::kMarker && w.names().Name(op.label) == "iteration") ++t.by_kind["iter"];
+    if (op.kind == OpKind::kKernel) {
+      const std::string name(w.names().Name(op.name));
+      ++t.kernels[name];
+      t.kernel_bytes[name] += static_cast<double>(op.bytes);
+    }
     if (op.gemm.m > 0) {
       const double f = 2.0 * op.gemm.m * op.gemm.n * op.gemm.k * op.gemm.batch;
       (w.names().Name(op.name).rfind("gemm_moe_router", 0) == 0 ? t.router_flops : t.flops) += f;

@@ -157,6 +157,7 @@ class KernelTimer {
   std::unique_ptr<timing::KernelClassCache> classes_;  // for each op's family
   std::vector<std::vector<ProviderStats>> families_;   // by KernelGroup, then chain place
   std::uint64_t hbm_bytes_ = 0;                        // what the GPU holds
+  bool gpu_promotes_fp8_ = false;                      // timing::PromotesFp8Sums of the GPU: Hopper
   // What the coverage report and the bounds need of each kernel name (by NameId).
   struct PerKernel {
     std::uint64_t uncovered = 0;  // launches the fallback timed
