@@ -614,11 +614,11 @@ class Resolver {
     const TomlNode* table;
     MYRIAD_RETURN_IF_ERROR(workload.Table("parallel", &table));
     const TomlNode empty = EmptyTableAt(workload.pos());
-    Result<TableReader> reader =
-        TableReader::Open(table ? *table : empty, "workload.parallel",
-                          {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "first_stage_layers",
-                           "last_stage_layers", "sequence_parallel", "distributed_optimizer",
-                           "shard_gradients", "fsdp", "order", "tp_comm_overlap", "fsdp_layout"});
+    Result<TableReader> reader = TableReader::Open(
+        table ? *table : empty, "workload.parallel",
+        {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "first_stage_layers", "last_stage_layers",
+         "sequence_parallel", "distributed_optimizer", "shard_gradients", "fsdp", "order",
+         "tp_comm_overlap", "fsdp_layout", "fsdp_reshard_after_forward", "tp_comm_overlap_by"});
     if (!reader.ok()) return reader.status();
     const TableReader& r = *reader;
     Field<int> tp, pp, dp;
@@ -663,6 +663,19 @@ class Resolver {
                                                &parallel->fsdp_per_parameter));
     Record("workload.parallel.fsdp_layout",
            layout.present ? Override(layout.pos) : "default: flat (FSDP1, Megatron-FSDP)");
+    Field<std::string> overlap_by;
+    MYRIAD_RETURN_IF_ERROR(r.String("tp_comm_overlap_by", &overlap_by));
+    if (overlap_by.present)
+      MYRIAD_RETURN_IF_ERROR(ParseChoice<bool>(overlap_by,
+                                               {{"transformer-engine", false}, {"pytorch", true}},
+                                               &parallel->tp_comm_overlap_pytorch));
+    Record("workload.parallel.tp_comm_overlap_by",
+           overlap_by.present ? Override(overlap_by.pos)
+                              : "default: transformer-engine (userbuffers)");
+    Field<bool> reshard;
+    MYRIAD_RETURN_IF_ERROR(r.Boolean("fsdp_reshard_after_forward", &reshard));
+    Apply(reshard, &parallel->fsdp_reshard_after_forward,
+          "workload.parallel.fsdp_reshard_after_forward", "default");
     Apply(sequence_parallel, &parallel->sequence_parallel, "workload.parallel.sequence_parallel",
           "default");
     Apply(distributed_optimizer, &parallel->distributed_optimizer,

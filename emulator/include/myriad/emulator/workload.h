@@ -106,6 +106,11 @@ struct ParallelSpec {
   // TP collectives overlapped with the GEMMs next to them (Transformer Engine's userbuffers);
   // needs sequence_parallel.
   bool tp_comm_overlap = false;
+  // Who overlaps them: Transformer Engine's userbuffers (false) overlap every TP collective;
+  // PyTorch's async TP (true; Inductor's micro-pipelining pass) only those that a matmul feeds
+  // or consumes directly, which leaves the backward's reduce-scatter of the column-parallel
+  // layers' summed input gradients on the compute stream.
+  bool tp_comm_overlap_pytorch = false;
   // ZeRO-3 / FSDP: weights, gradients and optimizer state sharded over the data-parallel
   // group; each layer's weights all-gathered before its forward and again before its
   // backward, its gradients reduce-scattered after every micro-batch's backward.
@@ -116,6 +121,10 @@ struct ParallelSpec {
   // a flat layout (FSDP1's FlatParameter, Megatron-FSDP's buffers) gathers and reduces in
   // place. Needs fsdp.
   bool fsdp_per_parameter = false;
+  // FSDP2's reshard_after_forward: true frees each layer's gathered weights after its forward
+  // and gathers them again for its backward; false keeps them until the backward is done
+  // (torchtitan's choice under pipeline parallelism). Needs fsdp.
+  bool fsdp_reshard_after_forward = true;
   // How ranks (and GPUs) are numbered: the axes, fastest-varying first. Megatron's default
   // puts TP fastest so that a TP group shares a node's NVLink.
   AxisOrder order = kMegatronOrder;
