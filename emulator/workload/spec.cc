@@ -638,12 +638,12 @@ WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size, int stage) co
   const double sharded = dense / parallel.dense_shards(dp) + experts / parallel.expert_shards(dp);
   RankMemory mem;
   mem.weights = parallel.fsdp ? 2 * sharded + 2 * 2 * largest_layer : 2 * all;
-  // FSDP2 under pipelining without resharding after the forward keeps the stage's weights
-  // gathered through the step, and accumulates its whole gradients (upcast to the reduce
-  // type) until the last micro-batch's backward reduce-scatters them.
-  const bool kept = parallel.fsdp && parallel.fsdp_per_parameter && pp > 1 &&
-                    !parallel.fsdp_reshard_after_forward;
-  if (kept) mem.weights = 2 * sharded + 2 * all;
+  // Without resharding after the forward, every layer's gathered weights stay from its forward
+  // to its backward, so all of them at the turn; FSDP2 under pipelining also accumulates the
+  // stage's whole gradients (upcast to the reduce type) until the last micro-batch's backward
+  // reduce-scatters them.
+  if (parallel.fsdp && !parallel.fsdp_reshard_after_forward) mem.weights = 2 * sharded + 2 * all;
+  const bool kept = parallel.fsdp && parallel.fsdp_per_parameter && pp > 1;
   // Transformer Engine caches each FP8 weight and its transpose (1 + 1 B per parameter) beside
   // the BF16 one; with FP8 parameters those two are the layer's weights.
   if (training.precision == DataType::kFloat8e4m3 && !parallel.fsdp && !training.fp8_param_gather)

@@ -204,10 +204,14 @@ TEST(SyntheticWorkloadTest, PipelinedFsdp2GathersOnceAndReducesAfterTheLastMicro
   EXPECT_EQ(r.calls.at("dp reducescatter"), units);
   EXPECT_EQ(f.calls.at("dp reducescatter"), units * m);
   EXPECT_DOUBLE_EQ(k.counts.at("dp reducescatter") * m, f.counts.at("dp reducescatter"));
+  // Memory: the kept weights, and under pipelining FSDP2's unsharded gradients.
   const WorkloadSpec::RankMemory kept_mem = kept.workload->rank_memory(16);
   const WorkloadSpec::RankMemory resharded_mem = resharded.workload->rank_memory(16);
+  const WorkloadSpec::RankMemory flat_mem = flat.workload->rank_memory(16);
   EXPECT_GT(kept_mem.weights, resharded_mem.weights);
-  EXPECT_GT(kept_mem.gradients, resharded_mem.gradients);
+  EXPECT_EQ(resharded_mem.weights, flat_mem.weights);
+  EXPECT_EQ(kept_mem.gradients, resharded_mem.gradients);
+  EXPECT_GT(resharded_mem.gradients, flat_mem.gradients);
   WorkloadSpec bad = *Load("bad_reshard.toml", 1, "tp = 2\npp = 1", "global_batch = 16").workload;
   bad.parallel.fsdp_reshard_after_forward = false;
   EXPECT_EQ(bad.Validate(8).message(),
