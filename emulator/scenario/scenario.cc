@@ -226,6 +226,19 @@ class Resolver {
     scenario_.provenance.emplace_back(std::move(key), std::move(origin));
   }
 
+  // String key `key` of `r` (in table `table`) read as one of `choices` into `*out`, and
+  // recorded as an override or as `fallback`.
+  template <typename T>
+  Status Choose(const TableReader& r, std::string_view table, std::string_view key,
+                std::initializer_list<std::pair<std::string_view, T>> choices, T* out,
+                const std::string& fallback) {
+    Field<std::string> field;
+    MYRIAD_RETURN_IF_ERROR(r.String(key, &field));
+    if (field.present) MYRIAD_RETURN_IF_ERROR(ParseChoice(field, choices, out));
+    Record(fmt::format("{}.{}", table, key), field.present ? Override(field.pos) : fallback);
+    return Status::Ok();
+  }
+
   // A catalog figure, replaced by `field` when it is present.
   template <typename T>
   void Apply(const Field<T>& field, T* target, std::string key, const std::string& catalog) {
@@ -656,22 +669,13 @@ class Resolver {
     Field<bool> fsdp;
     MYRIAD_RETURN_IF_ERROR(r.Boolean("fsdp", &fsdp));
     Apply(fsdp, &parallel->fsdp, "workload.parallel.fsdp", "default");
-    Field<std::string> layout;
-    MYRIAD_RETURN_IF_ERROR(r.String("fsdp_layout", &layout));
-    if (layout.present)
-      MYRIAD_RETURN_IF_ERROR(ParseChoice<bool>(layout, {{"flat", false}, {"per-parameter", true}},
-                                               &parallel->fsdp_per_parameter));
-    Record("workload.parallel.fsdp_layout",
-           layout.present ? Override(layout.pos) : "default: flat (FSDP1, Megatron-FSDP)");
-    Field<std::string> overlap_by;
-    MYRIAD_RETURN_IF_ERROR(r.String("tp_comm_overlap_by", &overlap_by));
-    if (overlap_by.present)
-      MYRIAD_RETURN_IF_ERROR(ParseChoice<bool>(overlap_by,
-                                               {{"transformer-engine", false}, {"pytorch", true}},
-                                               &parallel->tp_comm_overlap_pytorch));
-    Record("workload.parallel.tp_comm_overlap_by",
-           overlap_by.present ? Override(overlap_by.pos)
-                              : "default: transformer-engine (userbuffers)");
+    MYRIAD_RETURN_IF_ERROR(Choose<bool>(
+        r, "workload.parallel", "fsdp_layout", {{"flat", false}, {"per-parameter", true}},
+        &parallel->fsdp_per_parameter, "default: flat (FSDP1, Megatron-FSDP)"));
+    MYRIAD_RETURN_IF_ERROR(Choose<bool>(r, "workload.parallel", "tp_comm_overlap_by",
+                                        {{"transformer-engine", false}, {"pytorch", true}},
+                                        &parallel->tp_comm_overlap_pytorch,
+                                        "default: transformer-engine (userbuffers)"));
     Field<bool> reshard;
     MYRIAD_RETURN_IF_ERROR(r.Boolean("fsdp_reshard_after_forward", &reshard));
     Apply(reshard, &parallel->fsdp_reshard_after_forward,
@@ -725,22 +729,14 @@ class Resolver {
                                           {"full", Recompute::kFull},
                                           {"selective_op", Recompute::kSelectiveOp}},
                                          &training->recompute));
-    Field<std::string> kernels;
-    MYRIAD_RETURN_IF_ERROR(r.String("kernels", &kernels));
-    if (kernels.present)
-      MYRIAD_RETURN_IF_ERROR(
-          ParseChoice(kernels, {{"fused", LayerKernels::kFused}, {"eager", LayerKernels::kEager}},
-                      &training->kernels));
-    Record("workload.training.kernels",
-           kernels.present ? Override(kernels.pos) : "default: Megatron's fused kernels");
-    Field<std::string> scaling;
-    MYRIAD_RETURN_IF_ERROR(r.String("fp8_scaling", &scaling));
-    if (scaling.present)
-      MYRIAD_RETURN_IF_ERROR(ParseChoice(
-          scaling, {{"delayed", Fp8Scaling::kDelayed}, {"current", Fp8Scaling::kCurrent}},
-          &training->fp8_scaling));
-    Record("workload.training.fp8_scaling",
-           scaling.present ? Override(scaling.pos) : "default: Transformer Engine's");
+    MYRIAD_RETURN_IF_ERROR(
+        Choose<LayerKernels>(r, "workload.training", "kernels",
+                             {{"fused", LayerKernels::kFused}, {"eager", LayerKernels::kEager}},
+                             &training->kernels, "default: Megatron's fused kernels"));
+    MYRIAD_RETURN_IF_ERROR(
+        Choose<Fp8Scaling>(r, "workload.training", "fp8_scaling",
+                           {{"delayed", Fp8Scaling::kDelayed}, {"current", Fp8Scaling::kCurrent}},
+                           &training->fp8_scaling, "default: Transformer Engine's"));
     Field<std::string> attention;
     MYRIAD_RETURN_IF_ERROR(r.String("attention", &attention));
     if (attention.present) {
@@ -759,21 +755,13 @@ class Resolver {
       training->flash_attention = choice.first;
       training->attention_kernel = choice.second;
     }
-    Field<std::string> grad_dtype;
-    MYRIAD_RETURN_IF_ERROR(r.String("grad_reduce_dtype", &grad_dtype));
-    if (grad_dtype.present)
-      MYRIAD_RETURN_IF_ERROR(
-          ParseChoice(grad_dtype, {{"fp32", DataType::kFloat32}, {"bf16", DataType::kBfloat16}},
-                      &training->grad_reduce_dtype));
-    Record("workload.training.grad_reduce_dtype",
-           grad_dtype.present ? Override(grad_dtype.pos) : "default: Megatron-LM and NeMo");
-    Field<std::string> attention_flops;
-    MYRIAD_RETURN_IF_ERROR(r.String("attention_flops", &attention_flops));
-    if (attention_flops.present)
-      MYRIAD_RETURN_IF_ERROR(ParseChoice(attention_flops, {{"full", false}, {"causal", true}},
-                                         &training->causal_attention_flops));
-    Record("workload.training.attention_flops",
-           attention_flops.present ? Override(attention_flops.pos) : "default: Megatron's");
+    MYRIAD_RETURN_IF_ERROR(
+        Choose<DataType>(r, "workload.training", "grad_reduce_dtype",
+                         {{"fp32", DataType::kFloat32}, {"bf16", DataType::kBfloat16}},
+                         &training->grad_reduce_dtype, "default: Megatron-LM and NeMo"));
+    MYRIAD_RETURN_IF_ERROR(Choose<bool>(r, "workload.training", "attention_flops",
+                                        {{"full", false}, {"causal", true}},
+                                        &training->causal_attention_flops, "default: Megatron's"));
     Field<bool> overlap;
     MYRIAD_RETURN_IF_ERROR(r.Boolean("overlap_grad_reduce", &overlap));
 

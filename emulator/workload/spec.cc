@@ -643,14 +643,14 @@ WorkloadSpec::RankMemory WorkloadSpec::rank_memory(int world_size, int stage) co
   // stage's whole gradients (upcast to the reduce type) until the last micro-batch's backward
   // reduce-scatters them.
   if (parallel.fsdp && !parallel.fsdp_reshard_after_forward) mem.weights = 2 * sharded + 2 * all;
-  const bool kept = parallel.fsdp && parallel.fsdp_per_parameter && pp > 1;
+  const bool unsharded_gradients = parallel.fsdp && parallel.fsdp_per_parameter && pp > 1;
   // Transformer Engine caches each FP8 weight and its transpose (1 + 1 B per parameter) beside
   // the BF16 one; with FP8 parameters those two are the layer's weights.
   if (training.precision == DataType::kFloat8e4m3 && !parallel.fsdp && !training.fp8_param_gather)
     mem.weights += 2 * layer_weights;
   // ZeRO-2 keeps the shard plus the whole gradients of the unit being reduce-scattered.
   mem.gradients =
-      SizeOf(training.grad_reduce_dtype) * (kept                       ? sharded + all
+      SizeOf(training.grad_reduce_dtype) * (unsharded_gradients        ? sharded + all
                                             : parallel.fsdp            ? sharded
                                             : parallel.shard_gradients ? sharded + largest_layer
                                                                        : all);
